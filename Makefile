@@ -1,0 +1,128 @@
+# kmemsnoop build.
+#
+#   make            ./kmemsnoop, the unit tests and the test workload
+#   make test       the whole test suite (root: it runs BPF programs)
+#   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
+#   make deps       install the build and test dependencies (Debian, apt-get)
+#   make clean
+#
+# libbpf and bpftool come from the libbpf/ and bpftool/ submodules when they
+# are checked out, otherwise from the system (pkg-config libbpf >= 1.1, and
+# bpftool on PATH or in /usr/sbin).
+
+OUTPUT ?= .output
+CC ?= cc
+CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
+PKG_CONFIG ?= pkg-config
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+VMLINUX_DIR := vmlinux/$(ARCH)
+
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra -Werror
+USER_CFLAGS := -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -Isrc -Isrc/bpf -I$(OUTPUT)
+
+# --- libbpf ------------------------------------------------------------------
+ifneq ($(wildcard libbpf/src/Makefile),)
+LIBBPF_FROM := submodule libbpf/
+LIBBPF_A := $(abspath $(OUTPUT)/libbpf/lib/libbpf.a)
+LIBBPF_INC := $(abspath $(OUTPUT)/libbpf/include)
+LIBBPF_CFLAGS := -I$(LIBBPF_INC)
+LIBBPF_LIBS := $(LIBBPF_A) -lelf -lz
+LIBBPF_DEP := $(LIBBPF_A)
+else
+LIBBPF_VERSION := $(shell $(PKG_CONFIG) --modversion libbpf 2>/dev/null)
+ifeq ($(LIBBPF_VERSION),)
+$(error libbpf not found: check out the submodule (git submodule update --init) or install libbpf-dev (make deps))
+endif
+LIBBPF_FROM := system libbpf $(LIBBPF_VERSION)
+LIBBPF_INC := $(shell $(PKG_CONFIG) --variable=includedir libbpf)
+LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf)
+LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf)
+LIBBPF_DEP :=
+endif
+
+# --- bpftool -----------------------------------------------------------------
+ifneq ($(wildcard bpftool/src/Makefile),)
+BPFTOOL_FROM := submodule bpftool/
+BPFTOOL := $(abspath $(OUTPUT)/bpftool/bootstrap/bpftool)
+BPFTOOL_DEP := $(BPFTOOL)
+else
+BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),$(wildcard /usr/sbin/bpftool))
+BPFTOOL_FROM := system bpftool $(BPFTOOL)
+BPFTOOL_DEP :=
+endif
+
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+$(info kmemsnoop: using $(LIBBPF_FROM), $(BPFTOOL_FROM))
+endif
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-I$(VMLINUX_DIR) -Isrc/bpf $(LIBBPF_CFLAGS)
+
+APP_SRCS := src/kmemsnoop.c src/env.c src/tracer.c src/kernel_features.c src/pfn.c \
+	src/record.c src/text.c src/binout.c src/binin.c src/ksyms.c src/gfp.c
+LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
+APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
+LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+
+.PHONY: all test unit run deps clean vmlinux
+.DELETE_ON_ERROR:
+
+all: kmemsnoop tests/unit/unit_tests tests/workload
+
+kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) -lelf -lz -o $@
+
+$(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) src/bpf/kmemsnoop.h $(OUTPUT)/kmemsnoop.skel.h | $(OUTPUT)
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/kmemsnoop.bpf.o: src/bpf/kmemsnoop.bpf.c src/bpf/kmemsnoop.h $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(LLVM_STRIP) -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
+	rm -f $@.tmp
+
+$(OUTPUT)/kmemsnoop.skel.h: $(OUTPUT)/kmemsnoop.bpf.o $(BPFTOOL_DEP)
+	$(BPFTOOL) gen skeleton $< name kmemsnoop_bpf > $@
+
+$(OUTPUT):
+	mkdir -p $@
+
+# libbpf from the submodule, static, headers installed under $(OUTPUT)/libbpf.
+$(LIBBPF_A):
+	$(MAKE) -C libbpf/src BUILD_STATIC_ONLY=1 OBJDIR=$(abspath $(OUTPUT)/libbpf/obj) \
+		DESTDIR=$(abspath $(OUTPUT)/libbpf) PREFIX= INCLUDEDIR=/include LIBDIR=/lib \
+		UAPIDIR=/include install install_uapi_headers
+
+# bpftool from the submodule: only its bootstrap build is needed for skeletons.
+$(OUTPUT)/bpftool/bootstrap/bpftool:
+	$(MAKE) -C bpftool/src OUTPUT=$(abspath $(OUTPUT)/bpftool)/ bootstrap
+
+tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP)
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) \
+		$(LIBBPF_LIBS) -lelf -lz -o $@
+
+unit: tests/unit/unit_tests
+	tests/unit/unit_tests
+
+# Static, libc only: the same binary runs in the test VMs' busybox initramfs.
+tests/workload: tests/workload.c
+	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -static $< -o $@
+
+test: all
+	tests/run.sh
+
+deps:
+	tools/install-deps.sh
+
+run: deps
+	$(MAKE) kmemsnoop
+	./kmemsnoop $(ARGS)
+
+vmlinux:
+	tools/gen-vmlinux-h.sh
+
+clean:
+	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/workload

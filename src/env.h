@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Command-line options: what the user asked for, validated. */
+#ifndef KMEMSNOOP_ENV_H
+#define KMEMSNOOP_ENV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Event classes for -e. */
+enum {
+	EV_KMALLOC = 1 << 0,
+	EV_CACHE = 1 << 1,
+	EV_PAGE = 1 << 2,
+	EV_ALL = EV_KMALLOC | EV_CACHE | EV_PAGE,
+};
+
+struct env {
+	int pid;      /* -p: thread group to follow, 0 = all */
+	int tid;      /* -t: 0 = all */
+	int cpu;      /* -C: -1 = all */
+	char comm[16]; /* -c: empty = all */
+	unsigned int events; /* -e: EV_* mask */
+	uint64_t min_size;
+	uint64_t max_size;
+	bool size_filter;
+	const char *output_dir; /* -o */
+	const char *input_dir;  /* -i */
+	double duration;        /* -d seconds, 0 = until interrupted */
+	uint64_t ring_size;     /* -b bytes per CPU */
+	bool force_raw_tp;      /* --raw-tp */
+	bool verbose;           /* -v */
+};
+
+/* Exit codes. */
+enum {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1,
+	EXIT_USAGE = 2,
+};
+
+/*
+ * Parses argv into env.  Returns -1 to continue, or an exit code (0 after
+ * --help/--version, EXIT_USAGE after a one-line error on stderr).
+ */
+int env_parse(int argc, char **argv, struct env *env);
+
+#endif

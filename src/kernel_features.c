@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Kernel differences, detected from BTF rather than version numbers: every
+ * tracepoint has a typedef btf_trace_<name> whose function prototype lists
+ * the tracepoint's arguments (after a leading void *).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <linux/bpf.h>
+
+#include "env.h"
+#include "kernel_features.h"
+#include "kmemsnoop.h"
+
+static const struct {
+	const char *name;
+	unsigned int class;
+} tracepoints[TP_COUNT] = {
+	[TP_KMALLOC] = { "kmalloc", EV_KMALLOC },
+	[TP_KMALLOC_NODE] = { "kmalloc_node", EV_KMALLOC },
+	[TP_KMEM_CACHE_ALLOC] = { "kmem_cache_alloc", EV_CACHE },
+	[TP_KMEM_CACHE_ALLOC_NODE] = { "kmem_cache_alloc_node", EV_CACHE },
+	[TP_KFREE] = { "kfree", EV_KMALLOC },
+	[TP_KMEM_CACHE_FREE] = { "kmem_cache_free", EV_CACHE },
+	[TP_MM_PAGE_ALLOC] = { "mm_page_alloc", EV_PAGE },
+	[TP_MM_PAGE_FREE] = { "mm_page_free", EV_PAGE },
+	[TP_SCHED_PROCESS_FORK] = { "sched_process_fork", 0 },
+	[TP_SCHED_PROCESS_FREE] = { "sched_process_free", 0 },
+};
+
+const char *tracepoint_name(enum kmt_tracepoint tp)
+{
+	return tracepoints[tp].name;
+}
+
+unsigned int tracepoint_class(enum kmt_tracepoint tp)
+{
+	return tracepoints[tp].class;
+}
+
+/* The tracepoint's prototype, or NULL if this kernel has no such tracepoint. */
+static const struct btf_type *tp_proto(const struct btf *btf, const char *tp)
+{
+	char name[128];
+	const struct btf_type *t;
+	int id;
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return NULL;
+	t = btf__type_by_id(btf, id);
+	t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_ptr(t))
+		return NULL;
+	t = btf__type_by_id(btf, t->type);
+	return t && btf_is_func_proto(t) ? t : NULL;
+}
+
+/* Arguments of the tracepoint itself (the prototype's first is the ctx). */
+static int tp_nargs(const struct btf_type *proto)
+{
+	return btf_vlen(proto) - 1;
+}
+
+static const struct btf_type *tp_arg_type(const struct btf *btf, const struct btf_type *proto,
+					  int arg)
+{
+	const struct btf_param *params = btf_params(proto);
+
+	return btf__type_by_id(btf, btf__resolve_type(btf, params[arg + 1].type));
+}
+
+/* Is argument arg a pointer to a struct (e.g. struct kmem_cache *)? */
+static bool arg_is_struct_ptr(const struct btf *btf, const struct btf_type *proto, int arg)
+{
+	const struct btf_type *t = tp_arg_type(btf, proto, arg);
+	int id;
+
+	if (!t || !btf_is_ptr(t))
+		return false;
+	id = btf__resolve_type(btf, t->type);
+	t = id < 0 ? NULL : btf__type_by_id(btf, id);
+	return t && btf_is_struct(t);
+}
+
+static bool arg_is_ptr(const struct btf *btf, const struct btf_type *proto, int arg)
+{
+	const struct btf_type *t = tp_arg_type(btf, proto, arg);
+
+	return t && btf_is_ptr(t);
+}
+
+static int detect_kmalloc(const struct btf *btf, struct kernel_features *kf, char *err,
+			  size_t err_size)
+{
+	const struct btf_type *p = tp_proto(btf, "kmalloc");
+
+	if (!p)
+		return 0;
+	switch (tp_nargs(p)) {
+	case 5:
+		kf->kmalloc_args = KMT_KMALLOC_NO_NODE;
+		return 0;
+	case 6:
+		kf->kmalloc_args = KMT_KMALLOC_NODE;
+		return 0;
+	}
+	snprintf(err, err_size, "unknown kmalloc tracepoint layout (%d arguments)", tp_nargs(p));
+	return -1;
+}
+
+static int detect_cache_alloc(const struct btf *btf, struct kernel_features *kf, char *err,
+			      size_t err_size)
+{
+	const struct btf_type *p = tp_proto(btf, "kmem_cache_alloc");
+
+	if (!p)
+		return 0;
+	if (tp_nargs(p) == 5 && arg_is_struct_ptr(btf, p, 2)) {
+		kf->cache_alloc_args = KMT_CACHE_ALLOC_CACHE;
+		return 0;
+	}
+	if (tp_nargs(p) == 5 && !arg_is_ptr(btf, p, 2)) {
+		kf->cache_alloc_args = KMT_CACHE_ALLOC_SIZES;
+		return 0;
+	}
+	snprintf(err, err_size, "unknown kmem_cache_alloc tracepoint layout");
+	return -1;
+}
+
+static int detect_cache_free(const struct btf *btf, struct kernel_features *kf, char *err,
+			     size_t err_size)
+{
+	const struct btf_type *p = tp_proto(btf, "kmem_cache_free");
+
+	if (!p)
+		return 0;
+	if (tp_nargs(p) == 2) {
+		kf->cache_free_args = KMT_CACHE_FREE_PLAIN;
+		return 0;
+	}
+	if (tp_nargs(p) == 3 && arg_is_struct_ptr(btf, p, 2)) {
+		kf->cache_free_args = KMT_CACHE_FREE_CACHE;
+		return 0;
+	}
+	if (tp_nargs(p) == 3 && arg_is_ptr(btf, p, 2)) {
+		kf->cache_free_args = KMT_CACHE_FREE_NAME;
+		return 0;
+	}
+	snprintf(err, err_size, "unknown kmem_cache_free tracepoint layout");
+	return -1;
+}
+
+/*
+ * BPF_ATOMIC with BPF_FETCH (5.12+): try loading
+ *   *(u64 *)(r10 - 8) = 0; r1 = 1; r1 = atomic_fetch_add((u64 *)(r10 - 8), r1); r0 = 0
+ */
+static bool probe_atomic_fetch(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1,
+		  .off = -8, .imm = BPF_ADD | BPF_FETCH },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf, char *err,
+			   size_t err_size)
+{
+	memset(kf, 0, sizeof(*kf));
+	for (int tp = 0; tp < TP_COUNT; tp++)
+		kf->has_tp[tp] = tp_proto(vmlinux, tracepoints[tp].name) != NULL;
+	if (detect_kmalloc(vmlinux, kf, err, err_size) ||
+	    detect_cache_alloc(vmlinux, kf, err, err_size) ||
+	    detect_cache_free(vmlinux, kf, err, err_size))
+		return -1;
+	kf->atomic_fetch = probe_atomic_fetch();
+	return 0;
+}

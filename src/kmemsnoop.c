@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* kmemsnoop: trace kernel memory allocations with BPF. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <bpf/btf.h>
+
+#include "binin.h"
+#include "env.h"
+#include "gfp.h"
+#include "ksyms.h"
+#include "text.h"
+#include "tracer.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool has_cap(const struct __user_cap_data_struct data[2], int cap)
+{
+	return data[cap / 32].effective & (1U << (cap % 32));
+}
+
+/* BPF tracing needs CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN on older kernels). */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		fprintf(stderr, "kmemsnoop: cannot read capabilities: %s\n", strerror(errno));
+		return -1;
+	}
+	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+		return 0;
+	fprintf(stderr, "kmemsnoop: needs root, or CAP_BPF and CAP_PERFMON (try sudo)\n");
+	return -1;
+}
+
+/* -p PID: a thread id selects its whole thread group. */
+static int resolve_pid(struct env *env)
+{
+	char path[64], line[256];
+	FILE *f;
+	int tgid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", env->pid);
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "kmemsnoop: no process with PID %d\n", env->pid);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	if (tgid > 0)
+		env->pid = tgid;
+	return 0;
+}
+
+static int check_tid(const struct env *env)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", env->tid);
+	if (access(path, F_OK) == 0)
+		return 0;
+	fprintf(stderr, "kmemsnoop: no thread with TID %d\n", env->tid);
+	return -1;
+}
+
+/* -i: symbols from the trace's own kallsyms copy, else this boot's. */
+static int print_trace_dir(const char *dir)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	struct text_sink sink = { .out = stdout };
+	char path[4096];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	sink.ksyms = ksyms_load(path);
+	if (!sink.ksyms)
+		sink.ksyms = ksyms_load("/proc/kallsyms");
+	sink.gfp = gfp_names_new(btf);
+	if (!sink.gfp) {
+		fprintf(stderr, "kmemsnoop: out of memory\n");
+		ret = EXIT_RUNTIME;
+	} else {
+		ret = binin_print(dir, &sink);
+	}
+	gfp_names_free((struct gfp_names *)sink.gfp);
+	ksyms_free(sink.ksyms);
+	btf__free(btf);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct env env;
+	int ret = env_parse(argc, argv, &env);
+
+	if (ret >= 0)
+		return ret;
+	if (env.input_dir)
+		return print_trace_dir(env.input_dir);
+	if (check_privileges())
+		return EXIT_RUNTIME;
+	if (env.pid && resolve_pid(&env))
+		return EXIT_RUNTIME;
+	if (env.tid && check_tid(&env))
+		return EXIT_RUNTIME;
+	return tracer_run(&env);
+}

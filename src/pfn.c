@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The kernel's mm_page_alloc event hands out struct page pointers; its own
+ * trace prints pfn = (page - vmemmap) / sizeof(struct page).  vmemmap is
+ * randomized (KASLR) and its symbol is not in kallsyms without
+ * CONFIG_KALLSYMS_ALL, so kmemsnoop measures it: fault in a few anonymous
+ * pages, watch which struct pages this thread gets, and ask pagemap which
+ * pfns back them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "kmemsnoop.h"
+#include "kmemsnoop.skel.h"
+#include "pfn.h"
+
+#define CALIB_TOUCH 8
+#define PAGEMAP_PRESENT (1ULL << 63)
+#define PAGEMAP_PFN_MASK ((1ULL << 55) - 1)
+
+static int page_struct_size(const struct btf *btf, __u64 *size)
+{
+	int id = btf__find_by_name_kind(btf, "page", BTF_KIND_STRUCT);
+	long long sz;
+
+	if (id < 0)
+		return -1;
+	sz = btf__resolve_size(btf, id);
+	if (sz <= 0)
+		return -1;
+	*size = sz;
+	return 0;
+}
+
+static int read_pfns(char *area, long page, __u64 *pfns)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int n = 0;
+
+	if (fd < 0)
+		return -1;
+	for (int i = 0; i < CALIB_TOUCH; i++) {
+		__u64 entry;
+		off_t off = ((uintptr_t)(area + i * page) / page) * sizeof(entry);
+
+		if (pread(fd, &entry, sizeof(entry), off) != sizeof(entry))
+			break;
+		/* pfn 0 here means pagemap hides pfns from us (no CAP_SYS_ADMIN). */
+		if ((entry & PAGEMAP_PRESENT) && (entry & PAGEMAP_PFN_MASK))
+			pfns[n++] = entry & PAGEMAP_PFN_MASK;
+	}
+	close(fd);
+	return n;
+}
+
+int pfn_pick_base(const __u64 *pages, int npages, const __u64 *pfns, int npfns,
+		  __u64 page_struct_size, __u64 *base)
+{
+	int best_votes = 0;
+
+	for (int i = 0; i < npages; i++) {
+		for (int j = 0; j < npfns; j++) {
+			__u64 cand = pages[i] - pfns[j] * page_struct_size;
+			int votes = 0;
+
+			for (int k = 0; k < npages; k++)
+				for (int l = 0; l < npfns; l++)
+					votes += pages[k] - pfns[l] * page_struct_size == cand;
+			if (votes > best_votes) {
+				best_votes = votes;
+				*base = cand;
+			}
+		}
+	}
+	/* One pair can agree with itself by chance; two cannot. */
+	return best_votes >= 2 ? 0 : -1;
+}
+
+int pfn_calibrate(struct kmemsnoop_bpf *skel, const struct btf *vmlinux, __u64 *base,
+		  char *err, size_t err_size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 size, pfns[CALIB_TOUCH];
+	struct bpf_link *link;
+	char *area;
+	int npfns;
+
+	if (page_struct_size(vmlinux, &size)) {
+		snprintf(err, err_size, "no struct page in the kernel's BTF");
+		return -1;
+	}
+	area = mmap(NULL, CALIB_TOUCH * page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED) {
+		snprintf(err, err_size, "mmap: %s", strerror(errno));
+		return -1;
+	}
+	skel->bss->calib_count = 0;
+	skel->bss->calib_tid = gettid();
+	link = bpf_program__attach(skel->progs.calibrate_pfn);
+	if (!link) {
+		snprintf(err, err_size, "attaching the calibration program: %s", strerror(errno));
+		munmap(area, CALIB_TOUCH * page);
+		return -1;
+	}
+	for (int i = 0; i < CALIB_TOUCH; i++)
+		((volatile char *)area)[i * page] = 1;
+	bpf_link__destroy(link);
+	skel->bss->calib_tid = 0;
+	npfns = read_pfns(area, page, pfns);
+	munmap(area, CALIB_TOUCH * page);
+	if (npfns <= 0) {
+		snprintf(err, err_size, "/proc/self/pagemap shows no pfns");
+		return -1;
+	}
+	if (pfn_pick_base(skel->bss->calib_pages, skel->bss->calib_count, pfns, npfns, size,
+			  base)) {
+		snprintf(err, err_size, "no consistent struct page base (%u pages seen)",
+			 skel->bss->calib_count);
+		return -1;
+	}
+	return 0;
+}

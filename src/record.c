@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Decoding kmemtrace records: core, alloc stats, then features by size. */
+#include <string.h>
+
+#include "record.h"
+
+#define CORE_SIZE sizeof(struct kmt_core)
+#define ALLOC_SIZE sizeof(struct kmt_alloc)
+#define FEAT_HDR_SIZE 3
+
+static void copy_str(char *dst, const char *src, size_t max)
+{
+	size_t n = strnlen(src, max);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+/* Features too short for what kmemsnoop reads from them are ignored. */
+static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event *ev)
+{
+	switch (f[2]) {
+	case KMT_FEAT_TIME: {
+		struct kmt_feat_time t;
+
+		if (size < sizeof(t))
+			return;
+		memcpy(&t, f, sizeof(t));
+		ev->has_time = true;
+		ev->cpu = t.cpu;
+		ev->timestamp = t.timestamp;
+		return;
+	}
+	case KMT_FEAT_TASK: {
+		struct kmt_feat_task t;
+
+		if (size < offsetof(struct kmt_feat_task, reserved2))
+			return;
+		memcpy(&t, f, offsetof(struct kmt_feat_task, reserved2));
+		ev->has_task = true;
+		ev->pid = t.pid;
+		ev->tid = t.tid;
+		copy_str(ev->comm, t.comm, KMT_COMM_LEN);
+		return;
+	}
+	case KMT_FEAT_CACHE: {
+		size_t name_len = size - offsetof(struct kmt_feat_cache, name);
+
+		if (size < offsetof(struct kmt_feat_cache, name))
+			return;
+		ev->has_cache = true;
+		ev->cache_flags = f[3];
+		if (name_len > KMT_CACHE_NAME_LEN)
+			name_len = KMT_CACHE_NAME_LEN;
+		copy_str(ev->cache_name, (const char *)f + offsetof(struct kmt_feat_cache, name),
+			 name_len);
+		return;
+	}
+	case KMT_FEAT_PAGE: {
+		struct kmt_feat_page p;
+
+		if (size < sizeof(p))
+			return;
+		memcpy(&p, f, sizeof(p));
+		ev->has_page = true;
+		ev->order = p.order;
+		ev->migratetype = p.migratetype;
+		ev->pfn = p.pfn;
+		return;
+	}
+	}
+}
+
+static enum kmt_decode_status decode_features(const unsigned char *p, size_t off, size_t end,
+					      struct kmt_event *ev)
+{
+	/* Fewer than a header's bytes left over are padding, not a feature. */
+	while (off + FEAT_HDR_SIZE <= end) {
+		__u16 size;
+
+		memcpy(&size, p + off, sizeof(size));
+		if (size < FEAT_HDR_SIZE || size > end - off)
+			return KMT_BAD_FEATURE;
+		decode_feature(p + off, size, ev);
+		off += size;
+	}
+	return KMT_OK;
+}
+
+enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event *ev)
+{
+	const unsigned char *p = data;
+	struct kmt_core core;
+	size_t off = CORE_SIZE;
+
+	memset(ev, 0, offsetof(struct kmt_event, comm));
+	ev->comm[0] = 0;
+	ev->cache_name[0] = 0;
+	ev->has_cache = ev->has_page = false;
+	if (len < CORE_SIZE)
+		return KMT_TRUNCATED;
+	memcpy(&core, p, CORE_SIZE);
+	if (core.event_size < CORE_SIZE)
+		return KMT_BAD_SIZE;
+	if (core.event_size > len)
+		return KMT_TRUNCATED;
+	if (core.event_id > KMT_EVENT_FREE)
+		return KMT_BAD_EVENT;
+	ev->event_id = core.event_id;
+	ev->type_id = core.type_id;
+	ev->event_size = core.event_size;
+	ev->seq_num = core.seq_num;
+	ev->call_site = core.call_site;
+	ev->ptr = core.ptr;
+	if (core.event_id == KMT_EVENT_ALLOC) {
+		struct kmt_alloc a;
+
+		if (core.event_size < CORE_SIZE + ALLOC_SIZE)
+			return KMT_BAD_SIZE;
+		memcpy(&a, p + off, ALLOC_SIZE);
+		ev->has_alloc = true;
+		ev->bytes_req = a.bytes_req;
+		ev->bytes_alloc = a.bytes_alloc;
+		ev->gfp_flags = a.gfp_flags;
+		ev->numa_node = a.numa_node;
+		off += ALLOC_SIZE;
+	}
+	return decode_features(p, off, core.event_size, ev);
+}
+
+const char *kmt_decode_error(enum kmt_decode_status status)
+{
+	switch (status) {
+	case KMT_OK:
+		return "ok";
+	case KMT_TRUNCATED:
+		return "truncated record";
+	case KMT_BAD_SIZE:
+		return "record size too small";
+	case KMT_BAD_EVENT:
+		return "unknown event id";
+	case KMT_BAD_FEATURE:
+		return "feature size runs past the record";
+	}
+	return "corrupt record";
+}
+
+const char *kmt_event_name(const struct kmt_event *ev)
+{
+	static const char *const names[2][3] = {
+		{ "kmalloc", "kmem_cache_alloc", "mm_page_alloc" },
+		{ "kfree", "kmem_cache_free", "mm_page_free" },
+	};
+
+	if (ev->event_id > KMT_EVENT_FREE || ev->type_id > KMT_TYPE_PAGES)
+		return "unknown";
+	return names[ev->event_id][ev->type_id];
+}

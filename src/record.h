@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Decoding kmemtrace records (docs/ABI.md) into one flat event. */
+#ifndef KMEMSNOOP_RECORD_H
+#define KMEMSNOOP_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "kmemsnoop.h"
+
+struct kmt_event {
+	__u8 event_id;
+	__u8 type_id;
+	__u16 event_size;
+	__s32 seq_num;
+	__u64 call_site;
+	__u64 ptr;
+
+	bool has_alloc;
+	__u64 bytes_req;
+	__u64 bytes_alloc;
+	__u32 gfp_flags;
+	__s32 numa_node;
+
+	bool has_time;
+	__u32 cpu;
+	__u64 timestamp;
+
+	bool has_task;
+	__u32 pid;
+	__u32 tid;
+	char comm[KMT_COMM_LEN + 1];
+
+	bool has_cache;
+	__u8 cache_flags;
+	char cache_name[KMT_CACHE_NAME_LEN + 1];
+
+	bool has_page;
+	__u8 order;
+	__s32 migratetype;
+	__u64 pfn;
+};
+
+enum kmt_decode_status {
+	KMT_OK = 0,
+	KMT_TRUNCATED,   /* fewer bytes than the record says it has */
+	KMT_BAD_SIZE,    /* event size smaller than the mandatory data */
+	KMT_BAD_EVENT,   /* unknown event id: the record cannot be skipped safely */
+	KMT_BAD_FEATURE, /* a feature whose size runs past the record */
+};
+
+/*
+ * Decodes the record at data (len bytes available).  Features and trailing
+ * bytes it does not know are skipped.  On KMT_OK, ev->event_size says where
+ * the next record starts.
+ */
+enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event *ev);
+
+const char *kmt_decode_error(enum kmt_decode_status status);
+
+/* Sequence order with wraparound: <0 if a comes before b. */
+static inline int kmt_seq_cmp(__s32 a, __s32 b)
+{
+	__s32 d = (__s32)((__u32)a - (__u32)b);
+
+	return d < 0 ? -1 : d > 0;
+}
+
+/* The kernel's name for the event: kmalloc, kfree, kmem_cache_alloc, ... */
+const char *kmt_event_name(const struct kmt_event *ev);
+
+#endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* ftrace-style text output of decoded events. */
+#ifndef KMEMSNOOP_TEXT_H
+#define KMEMSNOOP_TEXT_H
+
+#include <stdio.h>
+
+struct kmt_event;
+struct ksyms;
+struct gfp_names;
+
+struct text_sink {
+	FILE *out;
+	struct ksyms *ksyms;          /* NULL: call sites print as addresses */
+	const struct gfp_names *gfp;
+};
+
+/* The '# tracer' header.  Return 0 or -errno of the failed write. */
+int text_print_header(struct text_sink *sink);
+int text_print_event(struct text_sink *sink, const struct kmt_event *ev);
+
+/* Formats one event line (with its newline) into buf; returns its length. */
+size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, char *buf,
+			 size_t size);
+
+#endif

@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A live trace: detect the kernel, open the skeleton and configure it,
+ * load, give every CPU its ring, attach, then consume all rings from one
+ * epoll loop until the duration, a signal or the traced processes end.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "binout.h"
+#include "env.h"
+#include "gfp.h"
+#include "kernel_features.h"
+#include "kmemsnoop.h"
+#include "kmemsnoop.skel.h"
+#include "ksyms.h"
+#include "pfn.h"
+#include "record.h"
+#include "text.h"
+#include "tracer.h"
+
+#define POLL_MS 100
+#define SIZE_FILTER_ENTRIES (256 * 1024)
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+struct tracer;
+
+/* The callback context of one CPU's ring. */
+struct ring_ctx {
+	struct tracer *tracer;
+	int cpu;
+};
+
+struct tracer {
+	const struct env *env;
+	struct btf *vmlinux;
+	struct kernel_features kf;
+	bool raw_tp;
+	int ncpus;
+
+	struct kmemsnoop_bpf *skel;
+	int *ring_fds;
+	struct ring_ctx *ring_ctx;
+	struct ring_buffer *rb;
+	struct bpf_link *links[TP_COUNT];
+
+	struct text_sink text;
+	struct binout *binout;
+
+	unsigned long long records;
+	unsigned long long undecodable;
+	bool output_closed; /* stdout reader went away (EPIPE) */
+	char err[512];
+};
+
+__attribute__((format(printf, 2, 3))) static int set_error(struct tracer *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->err, sizeof(t->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool verbose_libbpf;
+
+/* libbpf talks only under -v: without it, kmemsnoop's own one-line errors. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	(void)level;
+	return verbose_libbpf ? vfprintf(stderr, fmt, args) : 0;
+}
+
+/* --- the record callback (hot path) --------------------------------------- */
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct ring_ctx *rc = ctx;
+	struct tracer *t = rc->tracer;
+	struct kmt_event ev;
+	int ret;
+
+	t->records++;
+	if (t->binout)
+		return binout_write(t->binout, rc->cpu, data, size, t->err, sizeof(t->err));
+	if (kmt_decode(data, size, &ev) != KMT_OK) {
+		t->undecodable++;
+		return 0;
+	}
+	ret = text_print_event(&t->text, &ev);
+	if (ret == -EPIPE) {
+		t->output_closed = true;
+		return ret;
+	}
+	if (ret)
+		set_error(t, "writing output: %s", strerror(-ret));
+	return ret;
+}
+
+/* --- setup ---------------------------------------------------------------- */
+
+static const char *const prog_prefix[2][2] = {
+	/* [raw_tp][no atomic fetch] */
+	{ "tp_", "tpc_" },
+	{ "raw_", "rawc_" },
+};
+
+static bool tracepoint_wanted(const struct tracer *t, enum kmt_tracepoint tp)
+{
+	unsigned int class = tracepoint_class(tp);
+
+	if (!t->kf.has_tp[tp])
+		return false;
+	if (!class)
+		return t->env->pid != 0; /* fork/free follow -p */
+	return (t->env->events & class) != 0;
+}
+
+static struct bpf_program *tracepoint_prog(const struct tracer *t, enum kmt_tracepoint tp)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s%s", prog_prefix[t->raw_tp][!t->kf.atomic_fetch],
+		 tracepoint_name(tp));
+	return bpf_object__find_program_by_name(t->skel->obj, name);
+}
+
+static void choose_programs(struct tracer *t)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, t->skel->obj)
+		bpf_program__set_autoload(prog, false);
+	for (int tp = 0; tp < TP_COUNT; tp++)
+		if (tracepoint_wanted(t, tp))
+			bpf_program__set_autoload(tracepoint_prog(t, tp), true);
+	if (t->env->events & EV_PAGE)
+		bpf_program__set_autoload(t->skel->progs.calibrate_pfn, true);
+}
+
+static void configure(struct tracer *t)
+{
+	const struct env *env = t->env;
+	struct kmemsnoop_bpf__rodata *ro = t->skel->rodata;
+
+	ro->filter_pid = env->pid != 0;
+	ro->filter_tid = env->tid != 0;
+	ro->target_tid = env->tid;
+	ro->filter_cpu = env->cpu >= 0;
+	ro->target_cpu = env->cpu;
+	ro->filter_comm = env->comm[0] != 0;
+	memcpy((char *)ro->target_comm, env->comm, sizeof(env->comm));
+	ro->filter_size = env->size_filter;
+	ro->min_size = env->min_size;
+	ro->max_size = env->max_size;
+	ro->kmalloc_args = t->kf.kmalloc_args;
+	ro->cache_alloc_args = t->kf.cache_alloc_args;
+	ro->cache_free_args = t->kf.cache_free_args;
+	ro->wakeup_bytes = env->ring_size / 4;
+
+	bpf_map__set_max_entries(t->skel->maps.rings, t->ncpus);
+	bpf_map__set_max_entries(bpf_map__inner_map(t->skel->maps.rings), env->ring_size);
+	if (env->size_filter)
+		bpf_map__set_max_entries(t->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
+}
+
+static int create_rings(struct tracer *t)
+{
+	int outer = bpf_map__fd(t->skel->maps.rings);
+
+	t->ring_fds = calloc(t->ncpus, sizeof(int));
+	t->ring_ctx = calloc(t->ncpus, sizeof(*t->ring_ctx));
+	if (!t->ring_fds || !t->ring_ctx)
+		return set_error(t, "out of memory");
+	for (int cpu = 0; cpu < t->ncpus; cpu++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "kmt_ring", 0, 0, t->env->ring_size,
+					NULL);
+
+		t->ring_fds[cpu] = fd;
+		if (fd < 0)
+			return set_error(t, "creating the ring buffer of CPU %d (%llu bytes): %s", cpu,
+					 (unsigned long long)t->env->ring_size, strerror(errno));
+		if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY))
+			return set_error(t, "installing the ring buffer of CPU %d: %s", cpu,
+					 strerror(errno));
+		t->ring_ctx[cpu] = (struct ring_ctx){ .tracer = t, .cpu = cpu };
+		if (!t->rb)
+			t->rb = ring_buffer__new(fd, on_record, &t->ring_ctx[cpu], NULL);
+		else if (ring_buffer__add(t->rb, fd, on_record, &t->ring_ctx[cpu]))
+			return set_error(t, "polling the ring of CPU %d: %s", cpu, strerror(errno));
+		if (!t->rb)
+			return set_error(t, "polling the ring of CPU %d: %s", cpu, strerror(errno));
+	}
+	return 0;
+}
+
+static int add_target(struct tracer *t)
+{
+	__u32 tgid = t->env->pid;
+	__u8 one = 1;
+
+	if (!tgid)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.traced_tgids), &tgid, &one, BPF_ANY))
+		return set_error(t, "adding PID %u to the filter: %s", tgid, strerror(errno));
+	return 0;
+}
+
+static void calibrate_pages(struct tracer *t)
+{
+	char why[256];
+	__u64 base;
+
+	if (!(t->env->events & EV_PAGE))
+		return;
+	if (pfn_calibrate(t->skel, t->vmlinux, &base, why, sizeof(why))) {
+		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): pfn= shows "
+				"0xffffffffffffffff\n", why);
+		return;
+	}
+	t->skel->bss->vmemmap_base = base;
+	if (t->env->verbose)
+		fprintf(stderr, "kmemsnoop: struct page array at 0x%llx\n",
+			(unsigned long long)base);
+}
+
+/* sched first, so no fork slips between the kmem programs and the filter. */
+static int attach_all(struct tracer *t)
+{
+	static const enum kmt_tracepoint order[TP_COUNT] = {
+		TP_SCHED_PROCESS_FORK, TP_SCHED_PROCESS_FREE, TP_KMALLOC, TP_KMALLOC_NODE,
+		TP_KMEM_CACHE_ALLOC, TP_KMEM_CACHE_ALLOC_NODE, TP_KFREE, TP_KMEM_CACHE_FREE,
+		TP_MM_PAGE_ALLOC, TP_MM_PAGE_FREE,
+	};
+
+	for (int i = 0; i < TP_COUNT; i++) {
+		enum kmt_tracepoint tp = order[i];
+
+		if (!tracepoint_wanted(t, tp))
+			continue;
+		t->links[tp] = bpf_program__attach(tracepoint_prog(t, tp));
+		if (!t->links[tp])
+			return set_error(t, "attaching to %s (%s): %s", tracepoint_name(tp),
+					 t->raw_tp ? "raw_tp" : "tp_btf", strerror(errno));
+	}
+	return 0;
+}
+
+static void detach_all(struct tracer *t)
+{
+	for (int tp = 0; tp < TP_COUNT; tp++) {
+		bpf_link__destroy(t->links[tp]);
+		t->links[tp] = NULL;
+	}
+}
+
+static void teardown(struct tracer *t)
+{
+	detach_all(t);
+	ring_buffer__free(t->rb);
+	t->rb = NULL;
+	for (int cpu = 0; t->ring_fds && cpu < t->ncpus; cpu++)
+		if (t->ring_fds[cpu] > 0)
+			close(t->ring_fds[cpu]);
+	free(t->ring_fds);
+	free(t->ring_ctx);
+	t->ring_fds = NULL;
+	t->ring_ctx = NULL;
+	kmemsnoop_bpf__destroy(t->skel);
+	t->skel = NULL;
+}
+
+static int setup(struct tracer *t)
+{
+	int err;
+
+	t->skel = kmemsnoop_bpf__open();
+	if (!t->skel)
+		return set_error(t, "opening the BPF object: %s", strerror(errno));
+	configure(t);
+	choose_programs(t);
+	err = kmemsnoop_bpf__load(t->skel);
+	if (err)
+		return set_error(t, "loading the BPF programs (%s): %s%s",
+				 t->raw_tp ? "raw_tp" : "tp_btf", strerror(-err),
+				 t->env->verbose ? "" : " (-v shows why)");
+	if (create_rings(t) || add_target(t))
+		return -1;
+	calibrate_pages(t);
+	return attach_all(t);
+}
+
+/* tp_btf first; raw_tp if this kernel will not load or attach it. */
+static int setup_with_fallback(struct tracer *t)
+{
+	char first_err[sizeof(t->err)];
+
+	t->raw_tp = t->env->force_raw_tp;
+	if (!setup(t))
+		return 0;
+	if (t->raw_tp)
+		return -1;
+	memcpy(first_err, t->err, sizeof(first_err));
+	teardown(t);
+	t->raw_tp = true;
+	if (setup(t))
+		return set_error(t, "%s; with raw_tp: %s", first_err, t->err);
+	fprintf(stderr, "kmemsnoop: tp_btf unavailable (%s); using raw_tp\n", first_err);
+	return 0;
+}
+
+/* --- the run -------------------------------------------------------------- */
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool traced_processes_gone(const struct tracer *t)
+{
+	__u32 key;
+
+	if (!t->env->pid)
+		return false;
+	return bpf_map_get_next_key(bpf_map__fd(t->skel->maps.traced_tgids), NULL, &key) &&
+	       errno == ENOENT;
+}
+
+static int consume_loop(struct tracer *t)
+{
+	double deadline = t->env->duration ? now_seconds() + t->env->duration : 0;
+
+	while (!stop_requested) {
+		int ret = ring_buffer__poll(t->rb, POLL_MS);
+
+		/* Records are submitted without wakeups below the threshold. */
+		if (ret >= 0 || ret == -EINTR)
+			ret = ring_buffer__consume(t->rb);
+		if (ret < 0 && ret != -EINTR)
+			return ret;
+		if (deadline && now_seconds() >= deadline)
+			break;
+		if (traced_processes_gone(t)) {
+			fprintf(stderr, "kmemsnoop: process %d and its children have exited\n",
+				t->env->pid);
+			break;
+		}
+	}
+	return 0;
+}
+
+static void sum_losses(const struct tracer *t, unsigned long long *events,
+		       unsigned long long *bytes)
+{
+	*events = *bytes = 0;
+	for (int cpu = 0; cpu < t->ncpus && cpu < KMT_MAX_CPUS; cpu++) {
+		*events += t->skel->bss->losses[cpu].events;
+		*bytes += t->skel->bss->losses[cpu].bytes;
+	}
+}
+
+static void print_summary(const struct tracer *t)
+{
+	unsigned long long lost_events, lost_bytes;
+
+	sum_losses(t, &lost_events, &lost_bytes);
+	fprintf(stderr, "kmemsnoop: %llu events written, %llu lost (%llu bytes)\n", t->records,
+		lost_events, lost_bytes);
+	for (int cpu = 0; cpu < t->ncpus && cpu < KMT_MAX_CPUS; cpu++) {
+		const struct kmt_loss *l = &t->skel->bss->losses[cpu];
+
+		if (l->events)
+			fprintf(stderr, "kmemsnoop: cpu %d lost %llu events (%llu bytes)\n", cpu,
+				(unsigned long long)l->events, (unsigned long long)l->bytes);
+	}
+	if (t->undecodable)
+		fprintf(stderr, "kmemsnoop: %llu records could not be decoded\n", t->undecodable);
+}
+
+static int finish_output(struct tracer *t)
+{
+	unsigned long long lost_events, lost_bytes;
+
+	if (!t->binout) {
+		if (fflush(t->text.out) && errno != EPIPE)
+			return set_error(t, "writing output: %s", strerror(errno));
+		return 0;
+	}
+	sum_losses(t, &lost_events, &lost_bytes);
+	if (binout_close(t->binout, lost_bytes, lost_events, t->err, sizeof(t->err))) {
+		t->binout = NULL;
+		return -1;
+	}
+	t->binout = NULL;
+	return 0;
+}
+
+static int trace(struct tracer *t)
+{
+	int ret;
+
+	if (setup_with_fallback(t))
+		return -1;
+	if (t->binout == NULL && text_print_header(&t->text))
+		return set_error(t, "writing output: %s", strerror(errno));
+	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
+		t->env->pid ? " of the process and its children" : "");
+	ret = consume_loop(t);
+	/* Detach first: what is in the rings then is all there will be. */
+	detach_all(t);
+	if (!ret)
+		ret = ring_buffer__consume(t->rb);
+	if (t->output_closed)
+		ret = 0;
+	print_summary(t);
+	if (ret < 0 && !t->err[0])
+		set_error(t, "reading the ring buffers: %s", strerror(-ret));
+	if (finish_output(t) || ret < 0)
+		return -1;
+	return 0;
+}
+
+static int open_output(struct tracer *t)
+{
+	const struct env *env = t->env;
+
+	if (env->output_dir) {
+		t->binout = binout_open(env->output_dir, t->ncpus, t->err, sizeof(t->err));
+		if (!t->binout)
+			return -1;
+		/* Call sites are only readable with this boot's symbols (KASLR). */
+		return binout_copy_file(t->binout, "/proc/kallsyms", "kallsyms", t->err,
+					sizeof(t->err));
+	}
+	t->text.out = stdout;
+	t->text.gfp = gfp_names_new(t->vmlinux);
+	t->text.ksyms = ksyms_load("/proc/kallsyms");
+	if (!t->text.ksyms)
+		fprintf(stderr, "kmemsnoop: cannot read /proc/kallsyms (%s): call sites print as "
+				"addresses\n", strerror(errno));
+	if (!t->text.gfp)
+		return set_error(t, "out of memory");
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+	return 0;
+}
+
+static void close_output(struct tracer *t)
+{
+	if (t->binout) {
+		char ignored[8];
+
+		binout_close(t->binout, 0, 0, ignored, sizeof(ignored));
+	}
+	ksyms_free(t->text.ksyms);
+	gfp_names_free((struct gfp_names *)t->text.gfp);
+}
+
+static int detect(struct tracer *t)
+{
+	char why[256];
+
+	t->vmlinux = btf__load_vmlinux_btf();
+	if (!t->vmlinux)
+		return set_error(t, "cannot read the kernel's BTF (/sys/kernel/btf/vmlinux): %s; "
+				 "kmemsnoop needs CONFIG_DEBUG_INFO_BTF=y", strerror(errno));
+	if (kernel_features_detect(t->vmlinux, &t->kf, why, sizeof(why)))
+		return set_error(t, "%s", why);
+	t->ncpus = libbpf_num_possible_cpus();
+	if (t->ncpus <= 0)
+		return set_error(t, "cannot count the CPUs: %s", strerror(-t->ncpus));
+	if (t->ncpus > KMT_MAX_CPUS)
+		return set_error(t, "%d CPUs: kmemsnoop handles at most %d", t->ncpus,
+				 KMT_MAX_CPUS);
+	if (t->env->verbose)
+		fprintf(stderr, "kmemsnoop: %d CPUs; kmalloc args %s, kmem_cache_alloc args %s, "
+				"kmem_cache_free args %s; atomic fetch %s\n", t->ncpus,
+			t->kf.kmalloc_args == KMT_KMALLOC_NODE ? "with node" : "without node",
+			t->kf.cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? "with cache" : "with sizes",
+			t->kf.cache_free_args == KMT_CACHE_FREE_CACHE ? "with cache" :
+			t->kf.cache_free_args == KMT_CACHE_FREE_NAME ? "with name" : "plain",
+			t->kf.atomic_fetch ? "yes" : "no (sequence numbers may repeat)");
+	return 0;
+}
+
+int tracer_run(const struct env *env)
+{
+	struct tracer t = { .env = env };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int ret = EXIT_OK;
+
+	verbose_libbpf = env->verbose;
+	libbpf_set_print(libbpf_print);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (detect(&t) || open_output(&t) || trace(&t)) {
+		fprintf(stderr, "kmemsnoop: %s\n", t.err);
+		ret = EXIT_RUNTIME;
+	}
+	close_output(&t);
+	teardown(&t);
+	btf__free(t.vmlinux);
+	return ret;
+}

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Installs what kmemsnoop needs to build and test on Debian 12 (or newer),
+# skipping what is already there.  Run as root (or through sudo).
+set -eu
+pkgs="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
+      libncurses-dev tmux bpftrace qemu-system-x86 busybox-static cpio gzip util-linux"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+		missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: everything is installed"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing:$missing; run as root (sudo make deps)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
