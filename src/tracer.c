@@ -175,8 +175,10 @@ static void configure(struct tracer *t)
 	ro->cache_free_args = t->kf.cache_free_args;
 	ro->wakeup_bytes = env->ring_size / 4;
 
+	/* The inner template's size does not matter: the kernel does not
+	 * compare ring sizes of map-in-map values, so the rings made in
+	 * create_rings() can have any. */
 	bpf_map__set_max_entries(t->skel->maps.rings, t->ncpus);
-	bpf_map__set_max_entries(bpf_map__inner_map(t->skel->maps.rings), env->ring_size);
 	if (env->size_filter)
 		bpf_map__set_max_entries(t->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
 }
@@ -310,7 +312,7 @@ static int setup(struct tracer *t)
 /* tp_btf first; raw_tp if this kernel will not load or attach it. */
 static int setup_with_fallback(struct tracer *t)
 {
-	char first_err[sizeof(t->err)];
+	char first_err[sizeof(t->err)], second_err[sizeof(t->err)];
 
 	t->raw_tp = t->env->force_raw_tp;
 	if (!setup(t))
@@ -320,8 +322,10 @@ static int setup_with_fallback(struct tracer *t)
 	memcpy(first_err, t->err, sizeof(first_err));
 	teardown(t);
 	t->raw_tp = true;
-	if (setup(t))
-		return set_error(t, "%s; with raw_tp: %s", first_err, t->err);
+	if (setup(t)) {
+		memcpy(second_err, t->err, sizeof(second_err));
+		return set_error(t, "%s; with raw_tp: %s", first_err, second_err);
+	}
 	fprintf(stderr, "kmemsnoop: tp_btf unavailable (%s); using raw_tp\n", first_err);
 	return 0;
 }

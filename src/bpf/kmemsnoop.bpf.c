@@ -50,7 +50,7 @@ __u64 calib_pages[KMT_CALIB_PAGES] = {};
 
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22); /* a template: user space sizes the real rings */
+	__uint(max_entries, 1 << 16); /* a template: user space makes the real rings */
 };
 
 struct {
@@ -75,6 +75,18 @@ struct {
 	__type(key, __u64);
 	__type(value, __u8);
 } sized_ptrs SEC(".maps");
+
+/*
+ * Tracepoint argument i.  An opaque load: left to itself, clang merges loads
+ * of different arguments in two branches into one load through a computed
+ * ctx pointer, which the verifier rejects.
+ */
+#define ARG(ctx, i)                                                              \
+	({                                                                       \
+		__u64 __v;                                                       \
+		asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(__v) : "r"(ctx), "i"((i) * 8)); \
+		__v;                                                             \
+	})
 
 /* An event that has passed the task filters, on its way into a ring. */
 struct event_ctx {
@@ -255,7 +267,7 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 {
 	struct event_ctx ev;
 	struct kmt_rec_kmalloc *rec;
-	__u64 ptr = ctx[1], req = ctx[2];
+	__u64 ptr = ARG(ctx, 1), req = ARG(ctx, 2);
 
 	if (!task_passes(&ev) || !alloc_size_passes(ptr, req))
 		return 0;
@@ -263,8 +275,8 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 	if (!rec)
 		return 0;
 	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
-		  ctx[0], ptr);
-	fill_alloc(&rec->alloc, req, ctx[3], ctx[4], has_node ? (__s32)ctx[5] : -1);
+		  ARG(ctx, 0), ptr);
+	fill_alloc(&rec->alloc, req, ARG(ctx, 3), ARG(ctx, 4), has_node ? (__s32)ARG(ctx, 5) : -1);
 	fill_context(&rec->time, &rec->task, &ev);
 	submit(&ev, rec);
 	return 0;
@@ -286,8 +298,8 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 {
 	struct event_ctx ev;
 	struct kmt_rec_cache_alloc *rec;
-	struct kmem_cache *s = (void *)ctx[2];
-	__u64 ptr = ctx[1], req, alloc;
+	struct kmem_cache *s = (void *)ARG(ctx, 2);
+	__u64 ptr = ARG(ctx, 1), req, alloc;
 	__u32 gfp;
 	__s32 node;
 
@@ -296,20 +308,20 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 	if (!node_tp && cache_alloc_args == KMT_CACHE_ALLOC_CACHE) {
 		req = KREAD(btf, s, object_size);
 		alloc = KREAD(btf, s, size);
-		gfp = ctx[3];
-		node = ctx[4];
+		gfp = ARG(ctx, 3);
+		node = ARG(ctx, 4);
 	} else {
-		req = ctx[2];
-		alloc = ctx[3];
-		gfp = ctx[4];
-		node = node_tp ? (__s32)ctx[5] : -1;
+		req = ARG(ctx, 2);
+		alloc = ARG(ctx, 3);
+		gfp = ARG(ctx, 4);
+		node = node_tp ? (__s32)ARG(ctx, 5) : -1;
 	}
 	if (!alloc_size_passes(ptr, req))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, ctx[0],
+	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, ARG(ctx, 0),
 		  ptr);
 	fill_alloc(&rec->alloc, req, alloc, gfp, node);
 	fill_context(&rec->time, &rec->task, &ev);
@@ -339,7 +351,7 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	struct kmt_rec_kfree *rec;
-	__u64 ptr = ctx[1];
+	__u64 ptr = ARG(ctx, 1);
 
 	/* kfree(NULL) is an event too, as in the kernel's own trace. */
 	if (!task_passes(&ev) || !free_size_passes(ptr))
@@ -347,7 +359,7 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch, ctx[0],
+	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch, ARG(ctx, 0),
 		  ptr);
 	fill_context(&rec->time, &rec->task, &ev);
 	submit(&ev, rec);
@@ -358,22 +370,22 @@ static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf
 {
 	struct event_ctx ev;
 	struct kmt_rec_cache_free *rec;
-	__u64 ptr = ctx[1];
+	__u64 ptr = ARG(ctx, 1);
 
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, ctx[0],
+	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, ARG(ctx, 0),
 		  ptr);
 	fill_context(&rec->time, &rec->task, &ev);
 	if (cache_free_args == KMT_CACHE_FREE_CACHE) {
-		fill_cache_from_struct(&rec->cache, (struct kmem_cache *)ctx[2], btf);
+		fill_cache_from_struct(&rec->cache, (struct kmem_cache *)ARG(ctx, 2), btf);
 	} else if (cache_free_args == KMT_CACHE_FREE_NAME) {
 		fill_cache_hdr(&rec->cache, 0);
 		if (bpf_probe_read_kernel_str(rec->cache.name, sizeof(rec->cache.name),
-					      (const void *)ctx[2]) < 0)
+					      (const void *)ARG(ctx, 2)) < 0)
 			rec->cache.name[0] = 0;
 	} else {
 		fill_cache_hdr(&rec->cache, KMT_CACHE_NO_NAME);
@@ -422,20 +434,20 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 {
 	struct event_ctx ev;
 	struct kmt_rec_page_alloc *rec;
-	__u32 order = ctx[1];
+	__u32 order = ARG(ctx, 1);
 	__u64 bytes = 4096ULL << (order & 31);
 
-	if (!task_passes(&ev) || !page_size_passes(ctx[0], order, true))
+	if (!task_passes(&ev) || !page_size_passes(ARG(ctx, 0), order, true))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
 	/* Pages have no call site in this tracepoint: the ABI's 0. */
 	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
-		  ctx[0]);
-	fill_alloc(&rec->alloc, bytes, bytes, ctx[2], -1);
+		  ARG(ctx, 0));
+	fill_alloc(&rec->alloc, bytes, bytes, ARG(ctx, 2), -1);
 	fill_context(&rec->time, &rec->task, &ev);
-	fill_page(&rec->page, &rec->core.ptr, order, ctx[3]);
+	fill_page(&rec->page, &rec->core.ptr, order, ARG(ctx, 3));
 	submit(&ev, rec);
 	return 0;
 }
@@ -444,15 +456,15 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	struct kmt_rec_page_free *rec;
-	__u32 order = ctx[1];
+	__u32 order = ARG(ctx, 1);
 
-	if (!task_passes(&ev) || !page_size_passes(ctx[0], order, false))
+	if (!task_passes(&ev) || !page_size_passes(ARG(ctx, 0), order, false))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
 	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
-		  ctx[0]);
+		  ARG(ctx, 0));
 	fill_context(&rec->time, &rec->task, &ev);
 	fill_page(&rec->page, &rec->core.ptr, order, -1);
 	submit(&ev, rec);
@@ -463,7 +475,7 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 
 static __always_inline int on_fork(__u64 *ctx, bool atomic_fetch, bool btf)
 {
-	struct task_struct *parent = (void *)ctx[0], *child = (void *)ctx[1];
+	struct task_struct *parent = (void *)ARG(ctx, 0), *child = (void *)ARG(ctx, 1);
 	__u32 parent_tgid = KREAD(btf, parent, tgid);
 	__u32 child_tgid = KREAD(btf, child, tgid);
 	__u8 one = 1;
@@ -481,7 +493,7 @@ static __always_inline int on_fork(__u64 *ctx, bool atomic_fetch, bool btf)
  */
 static __always_inline int on_task_free(__u64 *ctx, bool atomic_fetch, bool btf)
 {
-	struct task_struct *task = (void *)ctx[0];
+	struct task_struct *task = (void *)ARG(ctx, 0);
 	__u32 pid = KREAD(btf, task, pid);
 	__u32 tgid = KREAD(btf, task, tgid);
 
@@ -515,11 +527,11 @@ int calibrate_pfn(__u64 *ctx)
 {
 	__u32 i = calib_count;
 
-	if ((__u32)bpf_get_current_pid_tgid() != calib_tid || ctx[1] != 0)
+	if ((__u32)bpf_get_current_pid_tgid() != calib_tid || ARG(ctx, 1) != 0)
 		return 0;
 	if (i >= KMT_CALIB_PAGES)
 		return 0;
-	calib_pages[i] = ctx[0];
+	calib_pages[i] = ARG(ctx, 0);
 	calib_count = i + 1;
 	return 0;
 }

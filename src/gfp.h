@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * GFP flag names as the kernel's ftrace output prints them
+ * (show_gfp_flags() in include/trace/events/mmflags.h): composite masks
+ * first, then single bits, greedily, joined with '|'; "none" for 0 and
+ * leftover unknown bits as hex.
+ *
+ * The bit positions, the list order and some composite definitions differ
+ * between kernels, so the table is built once per kernel from its BTF.
+ */
+#ifndef KMEMSNOOP_GFP_H
+#define KMEMSNOOP_GFP_H
+
+#include <stddef.h>
+
+struct btf;
+struct gfp_names;
+
+/*
+ * Builds the name table for the kernel described by vmlinux_btf.  NULL btf,
+ * or a btf without the ___GFP_*_BIT enum, selects a built-in table of the
+ * older kernels (5.10 .. 6.9).  The btf is only read during the call.
+ * Returns NULL with errno set when out of memory.
+ */
+struct gfp_names *gfp_names_new(const struct btf *vmlinux_btf);
+void gfp_names_free(struct gfp_names *names);
+
+/*
+ * Writes the kernel-style name list for flags into buf, NUL-terminated and
+ * truncated to fit size; returns the strlen of what was written.  Safe to
+ * call from several threads on the same names.
+ */
+size_t gfp_format(const struct gfp_names *names, unsigned int flags, char *buf,
+		  size_t size);
+
+#endif /* KMEMSNOOP_GFP_H */
