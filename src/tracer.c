@@ -160,6 +160,7 @@ static void configure(struct tracer *t)
 	const struct env *env = t->env;
 	struct kmemsnoop_bpf__rodata *ro = t->skel->rodata;
 
+	ro->self_tgid = getpid();
 	ro->filter_pid = env->pid != 0;
 	ro->filter_tid = env->tid != 0;
 	ro->target_tid = env->tid;

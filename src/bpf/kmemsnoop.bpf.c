@@ -27,6 +27,8 @@ const volatile bool filter_tid = false;
 const volatile bool filter_cpu = false;
 const volatile bool filter_comm = false;
 const volatile bool filter_size = false;
+/* kmemsnoop itself: its own output would otherwise feed the trace. */
+const volatile __u32 self_tgid = 0;
 const volatile __u32 target_tid = 0;
 const volatile __u32 target_cpu = 0;
 const volatile char target_comm[KMT_COMM_LEN] = {};
@@ -110,6 +112,8 @@ static __always_inline bool task_passes(struct event_ctx *ev)
 {
 	ev->pid_tgid = bpf_get_current_pid_tgid();
 	ev->cpu = bpf_get_smp_processor_id();
+	if ((__u32)(ev->pid_tgid >> 32) == self_tgid)
+		return false;
 	if (filter_tid && (__u32)ev->pid_tgid != target_tid)
 		return false;
 	if (filter_cpu && ev->cpu != target_cpu)
