@@ -25,6 +25,7 @@
 #include "ksyms.h"
 #include "pfn.h"
 #include "record.h"
+#include "ringbuf.h"
 #include "text.h"
 #include "tracer.h"
 
@@ -41,12 +42,6 @@ static void on_signal(int sig)
 
 struct tracer;
 
-/* The callback context of one CPU's ring. */
-struct ring_ctx {
-	struct tracer *tracer;
-	int cpu;
-};
-
 struct tracer {
 	const struct env *env;
 	struct btf *vmlinux;
@@ -56,8 +51,7 @@ struct tracer {
 
 	struct kmemsnoop_bpf *skel;
 	int *ring_fds;
-	struct ring_ctx *ring_ctx;
-	struct ring_buffer *rb;
+	struct ring_reader *rings;
 	struct bpf_link *links[TP_COUNT];
 
 	struct text_sink text;
@@ -90,16 +84,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 /* --- the record callback (hot path) --------------------------------------- */
 
-static int on_record(void *ctx, void *data, size_t size)
+static int on_record(void *ctx, int cpu, const void *data, size_t size)
 {
-	struct ring_ctx *rc = ctx;
-	struct tracer *t = rc->tracer;
+	struct tracer *t = ctx;
 	struct kmt_event ev;
 	int ret;
 
 	t->records++;
 	if (t->binout)
-		return binout_write(t->binout, rc->cpu, data, size, t->err, sizeof(t->err));
+		return binout_write(t->binout, cpu, data, size, t->err, sizeof(t->err));
 	if (kmt_decode(data, size, &ev) != KMT_OK) {
 		t->undecodable++;
 		return 0;
@@ -174,7 +167,8 @@ static void configure(struct tracer *t)
 	ro->kmalloc_args = t->kf.kmalloc_args;
 	ro->cache_alloc_args = t->kf.cache_alloc_args;
 	ro->cache_free_args = t->kf.cache_free_args;
-	ro->wakeup_bytes = env->ring_size / 4;
+	/* A wakeup when about a quarter of the ring has filled. */
+	ro->wakeup_records = env->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
 
 	/* The inner template's size does not matter: the kernel does not
 	 * compare ring sizes of map-in-map values, so the rings made in
@@ -189,8 +183,7 @@ static int create_rings(struct tracer *t)
 	int outer = bpf_map__fd(t->skel->maps.rings);
 
 	t->ring_fds = calloc(t->ncpus, sizeof(int));
-	t->ring_ctx = calloc(t->ncpus, sizeof(*t->ring_ctx));
-	if (!t->ring_fds || !t->ring_ctx)
+	if (!t->ring_fds)
 		return set_error(t, "out of memory");
 	for (int cpu = 0; cpu < t->ncpus; cpu++) {
 		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "kmt_ring", 0, 0, t->env->ring_size,
@@ -203,14 +196,10 @@ static int create_rings(struct tracer *t)
 		if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY))
 			return set_error(t, "installing the ring buffer of CPU %d: %s", cpu,
 					 strerror(errno));
-		t->ring_ctx[cpu] = (struct ring_ctx){ .tracer = t, .cpu = cpu };
-		if (!t->rb)
-			t->rb = ring_buffer__new(fd, on_record, &t->ring_ctx[cpu], NULL);
-		else if (ring_buffer__add(t->rb, fd, on_record, &t->ring_ctx[cpu]))
-			return set_error(t, "polling the ring of CPU %d: %s", cpu, strerror(errno));
-		if (!t->rb)
-			return set_error(t, "polling the ring of CPU %d: %s", cpu, strerror(errno));
 	}
+	t->rings = ring_reader_new(t->ring_fds, t->ncpus, t->env->ring_size, on_record, t);
+	if (!t->rings)
+		return set_error(t, "mapping the ring buffers: %s", strerror(errno));
 	return 0;
 }
 
@@ -277,15 +266,13 @@ static void detach_all(struct tracer *t)
 static void teardown(struct tracer *t)
 {
 	detach_all(t);
-	ring_buffer__free(t->rb);
-	t->rb = NULL;
+	ring_reader_free(t->rings);
+	t->rings = NULL;
 	for (int cpu = 0; t->ring_fds && cpu < t->ncpus; cpu++)
 		if (t->ring_fds[cpu] > 0)
 			close(t->ring_fds[cpu]);
 	free(t->ring_fds);
-	free(t->ring_ctx);
 	t->ring_fds = NULL;
-	t->ring_ctx = NULL;
 	kmemsnoop_bpf__destroy(t->skel);
 	t->skel = NULL;
 }
@@ -356,12 +343,9 @@ static int consume_loop(struct tracer *t)
 	double deadline = t->env->duration ? now_seconds() + t->env->duration : 0;
 
 	while (!stop_requested) {
-		int ret = ring_buffer__poll(t->rb, POLL_MS);
+		int ret = ring_reader_poll(t->rings, POLL_MS);
 
-		/* Records are submitted without wakeups below the threshold. */
-		if (ret >= 0 || ret == -EINTR)
-			ret = ring_buffer__consume(t->rb);
-		if (ret < 0 && ret != -EINTR)
+		if (ret < 0)
 			return ret;
 		if (deadline && now_seconds() >= deadline)
 			break;
@@ -420,6 +404,16 @@ static int finish_output(struct tracer *t)
 	return 0;
 }
 
+/* After detaching: consume until the rings are empty. */
+static int drain(struct tracer *t)
+{
+	int ret;
+
+	while ((ret = ring_reader_consume(t->rings)) > 0)
+		;
+	return ret;
+}
+
 static int trace(struct tracer *t)
 {
 	int ret;
@@ -434,7 +428,7 @@ static int trace(struct tracer *t)
 	/* Detach first: what is in the rings then is all there will be. */
 	detach_all(t);
 	if (!ret)
-		ret = ring_buffer__consume(t->rb);
+		ret = drain(t);
 	if (t->output_closed)
 		ret = 0;
 	print_summary(t);

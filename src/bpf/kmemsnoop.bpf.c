@@ -37,11 +37,13 @@ const volatile __u64 max_size = ~0ULL;
 const volatile __u8 kmalloc_args = KMT_KMALLOC_NODE;
 const volatile __u8 cache_alloc_args = KMT_CACHE_ALLOC_CACHE;
 const volatile __u8 cache_free_args = KMT_CACHE_FREE_CACHE;
-/* Wake the consumer only once this much is waiting in a ring. */
-const volatile __u64 wakeup_bytes = 1 << 20;
+/* Wake the consumer once per this many records on a CPU. */
+const volatile __u64 wakeup_records = 4096;
 
 __u32 seq_counter = 0;
 struct kmt_loss losses[KMT_MAX_CPUS] = {};
+
+struct kmt_wake_count wake_counts[KMT_MAX_CPUS] = {};
 /* Where struct page 0 lives: found by user space (pfn calibration). */
 __u64 vmemmap_base = 0;
 
@@ -176,13 +178,23 @@ static __always_inline void *reserve(struct event_ctx *ev, __u32 size)
 	return rec;
 }
 
-/* Batch wakeups: a wakeup per record would cost more than the record. */
+/*
+ * Batch wakeups: a wakeup per record would cost more than the record.  A
+ * per-CPU count rather than bpf_ringbuf_query(), which reads the consumer
+ * position another CPU writes: a cache miss per event.
+ */
 static __always_inline void submit(struct event_ctx *ev, void *rec)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct kmt_wake_count *wc;
 
-	if (bpf_ringbuf_query(ev->ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
+	if (ev->cpu < KMT_MAX_CPUS) {
+		wc = &wake_counts[ev->cpu];
+		if (++wc->records >= wakeup_records) {
+			wc->records = 0;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+	}
 	bpf_ringbuf_submit(rec, flags);
 }
 
@@ -218,6 +230,21 @@ static __always_inline void fill_alloc(struct kmt_alloc *a, __u64 req, __u64 all
 	a->numa_node = node;
 }
 
+/* Two loads from the task where the kernel hands out typed task pointers
+ * (5.11+); the bpf_get_current_comm() helper costs several times more. */
+static __always_inline void read_comm(char *comm)
+{
+	struct task_struct *task;
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+		bpf_get_current_comm(comm, KMT_COMM_LEN);
+		return;
+	}
+	task = bpf_get_current_task_btf();
+	((__u64 *)comm)[0] = *(__u64 *)&task->comm[0];
+	((__u64 *)comm)[1] = *(__u64 *)&task->comm[8];
+}
+
 static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_feat_task *task,
 					 struct event_ctx *ev)
 {
@@ -231,7 +258,7 @@ static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_
 	task->reserved = 0;
 	task->pid = ev->pid_tgid >> 32;
 	task->tid = (__u32)ev->pid_tgid;
-	bpf_get_current_comm(task->comm, sizeof(task->comm));
+	read_comm(task->comm);
 	task->reserved2 = 0;
 }
 
@@ -254,15 +281,55 @@ static __always_inline __u32 slab_account_mask(void)
 	return 0x04000000U; /* SLAB_ACCOUNT before slab flags became an enum */
 }
 
+/*
+ * Reading a cache's name is a string copy per event; a small per-CPU table
+ * of the caches seen last turns it into a compare and a copy.
+ */
+#define NAME_SLOTS 64
+
+struct name_slot {
+	__u64 cache;
+	__u32 flags;
+	char name[KMT_CACHE_NAME_LEN];
+};
+
+struct name_table {
+	struct name_slot slot[NAME_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct name_table);
+} cache_names SEC(".maps");
+
 static __always_inline void fill_cache_from_struct(struct kmt_feat_cache *cache,
 						   struct kmem_cache *s, bool btf)
 {
-	const char *name = KREAD(btf, s, name);
-	__u32 flags = KREAD(btf, s, flags);
+	__u64 addr = (__u64)s;
+	__u32 zero = 0, flags;
+	struct name_table *table = bpf_map_lookup_elem(&cache_names, &zero);
+	struct name_slot *slot;
 
-	fill_cache_hdr(cache, (flags & slab_account_mask()) ? KMT_CACHE_ACCOUNTED : 0);
-	if (bpf_probe_read_kernel_str(cache->name, sizeof(cache->name), name) < 0)
+	if (!table) {
+		fill_cache_hdr(cache, KMT_CACHE_NO_NAME);
 		cache->name[0] = 0;
+		return;
+	}
+	slot = &table->slot[(addr >> 8 ^ addr >> 16) & (NAME_SLOTS - 1)];
+	if (slot->cache != addr) {
+		/* Invalidate first: a program preempted on this CPU in the
+		 * middle of the refill must not see a half-written name. */
+		slot->cache = 0;
+		flags = KREAD(btf, s, flags);
+		slot->flags = (flags & slab_account_mask()) ? KMT_CACHE_ACCOUNTED : 0;
+		if (bpf_probe_read_kernel_str(slot->name, sizeof(slot->name), KREAD(btf, s, name)) < 0)
+			slot->name[0] = 0;
+		slot->cache = addr;
+	}
+	fill_cache_hdr(cache, slot->flags);
+	__builtin_memcpy(cache->name, slot->name, sizeof(cache->name));
 }
 
 /* --- kmalloc, kmalloc_node ------------------------------------------------ */

@@ -13,6 +13,10 @@
 #ifndef KMEMSNOOP_H
 #define KMEMSNOOP_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define KMT_ABI_VERSION 2 /* kmemtrace's 1 plus the features below */
 
 #define KMT_PACKED __attribute__((packed, aligned(8)))
@@ -160,6 +164,12 @@ _Static_assert(sizeof(struct kmt_rec_page_free) == 88, "mm_page_free record");
 struct kmt_loss {
 	__u64 events;
 	__u64 bytes;
+};
+
+/* Records since the last consumer wakeup, per CPU; a cache line each. */
+struct kmt_wake_count {
+	__u64 records;
+	__u64 pad[7];
 };
 
 #define KMT_MAX_CPUS 1024

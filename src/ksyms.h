@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Kernel symbols from /proc/kallsyms, and call sites printed the way the
+ * kernel's %pS prints them: "func+0x28/0x48", "func+0x28/0x48 [module]",
+ * or "0x..." for an address no symbol covers.
+ */
+#ifndef KMEMSNOOP_KSYMS_H
+#define KMEMSNOOP_KSYMS_H
+
+#include <stddef.h>
+
+struct ksyms;
+
+struct ksym {
+	unsigned long long addr;
+	unsigned long long size; /* up to the next symbol, as the kernel counts */
+	const char *name;
+	const char *module; /* NULL for vmlinux; "bpf" for BPF programs */
+};
+
+/*
+ * Loads a kallsyms-format file ("/proc/kallsyms" or a test file).  Lines
+ * with address 0 (what unprivileged readers see) are skipped, so the table
+ * may be empty: check ksyms_count().  NULL with errno set on failure.
+ */
+struct ksyms *ksyms_load(const char *path);
+void ksyms_free(struct ksyms *ks);
+size_t ksyms_count(const struct ksyms *ks);
+
+/* The symbol covering addr, or NULL if none. */
+const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long long addr);
+
+/*
+ * %pS-style text for addr, NUL-terminated and truncated to fit size;
+ * returns the strlen of what was written.  Not thread-safe: it fills a
+ * cache inside ks.
+ */
+size_t ksyms_format(struct ksyms *ks, unsigned long long addr, char *buf,
+		    size_t size);
+
+#endif /* KMEMSNOOP_KSYMS_H */

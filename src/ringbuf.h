@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Consuming many BPF ring buffers (one per CPU) from one epoll loop. */
+#ifndef KMEMSNOOP_RINGBUF_H
+#define KMEMSNOOP_RINGBUF_H
+
+#include <stddef.h>
+
+struct ring_reader;
+
+/* Called per record; a negative return stops consumption and is returned. */
+typedef int (*ring_record_fn)(void *ctx, int ring, const void *data, size_t size);
+
+/* Maps the rings (BPF_MAP_TYPE_RINGBUF fds, each ring_size bytes).
+ * NULL with errno on failure. */
+struct ring_reader *ring_reader_new(const int *fds, int nrings, size_t ring_size,
+				    ring_record_fn fn, void *ctx);
+void ring_reader_free(struct ring_reader *rr);
+
+/* Waits up to timeout_ms for a wakeup, then consumes every ring: producers
+ * only wake the reader past a fill threshold.  Records consumed, or -errno. */
+int ring_reader_poll(struct ring_reader *rr, int timeout_ms);
+int ring_reader_consume(struct ring_reader *rr);
+
+#endif

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Runs every unit test suite.  To add a suite, write test_<name>.c with
+ * void test_<name>(struct unit *u) and add X(<name>) below.
+ */
+#include "unit.h"
+
+#define UNIT_SUITES(X) \
+	X(gfp)         \
+	X(ksyms)        \
+	X(record)
+
+#define UNIT_DECLARE(name) void test_##name(struct unit *u);
+UNIT_SUITES(UNIT_DECLARE)
+
+int main(void)
+{
+	struct unit u = { 0 };
+
+#define UNIT_RUN(name) test_##name(&u);
+	UNIT_SUITES(UNIT_RUN)
+	return u.failed ? 1 : 0;
+}

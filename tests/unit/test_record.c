@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Record decoding: the kmemtrace layout byte by byte, features skipped by
+ * size, corrupt and truncated records, sequence wraparound; and the pfn
+ * calibration's choice of struct page base.
+ */
+#include <string.h>
+
+#include "kmemsnoop.h"
+#include "pfn.h"
+#include "record.h"
+#include "unit.h"
+
+/* Builds a record by hand, at explicit offsets, as another writer would. */
+struct builder {
+	unsigned char buf[512];
+	size_t len;
+};
+
+static void put(struct builder *b, const void *data, size_t n)
+{
+	memcpy(b->buf + b->len, data, n);
+	b->len += n;
+}
+
+static void put_u8(struct builder *b, __u8 v) { put(b, &v, 1); }
+static void put_u16(struct builder *b, __u16 v) { put(b, &v, 2); }
+static void put_u32(struct builder *b, __u32 v) { put(b, &v, 4); }
+static void put_u64(struct builder *b, __u64 v) { put(b, &v, 8); }
+
+static void core(struct builder *b, __u8 event, __u8 type, __s32 seq, __u64 site, __u64 ptr)
+{
+	b->len = 0;
+	put_u8(b, event);
+	put_u8(b, type);
+	put_u16(b, 0); /* size patched by finish() */
+	put_u32(b, (__u32)seq);
+	put_u64(b, site);
+	put_u64(b, ptr);
+}
+
+static void alloc_stats(struct builder *b, __u64 req, __u64 alloc, __u32 gfp, __s32 node)
+{
+	put_u64(b, req);
+	put_u64(b, alloc);
+	put_u32(b, gfp);
+	put_u32(b, (__u32)node);
+}
+
+static void feature(struct builder *b, __u8 id, const void *data, size_t n)
+{
+	put_u16(b, (__u16)(3 + n));
+	put_u8(b, id);
+	put(b, data, n);
+}
+
+static void finish(struct builder *b)
+{
+	__u16 size = (__u16)b->len;
+
+	memcpy(b->buf + 2, &size, 2);
+}
+
+static void test_kmalloc_record(struct unit *u)
+{
+	struct unit_case c;
+	struct builder b;
+	struct kmt_event ev;
+	unsigned char time[13] = { 0 }, task[25] = { 0 };
+	__u32 cpu = 3, pid = 100, tid = 101;
+	__u64 ts = 123456789012ULL;
+
+	unit_begin(&c, u, "record_kmalloc_fields");
+	core(&b, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, 42, 0xffffffff81234567ULL, 0xffff888012345678ULL);
+	alloc_stats(&b, 248, 256, 0xcc0, -1);
+	memcpy(time + 1, &cpu, 4);
+	memcpy(time + 5, &ts, 8);
+	feature(&b, KMT_FEAT_TIME, time, sizeof(time));
+	memcpy(task + 1, &pid, 4);
+	memcpy(task + 5, &tid, 4);
+	memcpy(task + 9, "workload", 8);
+	feature(&b, KMT_FEAT_TASK, task, sizeof(task));
+	finish(&b);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_OK);
+	CHECK_U64(&c, ev.event_size, b.len);
+	CHECK_U64(&c, ev.seq_num, 42);
+	CHECK_U64(&c, ev.call_site, 0xffffffff81234567ULL);
+	CHECK_U64(&c, ev.ptr, 0xffff888012345678ULL);
+	CHECK(&c, ev.has_alloc);
+	CHECK_U64(&c, ev.bytes_req, 248);
+	CHECK_U64(&c, ev.bytes_alloc, 256);
+	CHECK_U64(&c, ev.gfp_flags, 0xcc0);
+	CHECK(&c, ev.numa_node == -1);
+	CHECK(&c, ev.has_time && ev.cpu == 3 && ev.timestamp == ts);
+	CHECK(&c, ev.has_task && ev.pid == 100 && ev.tid == 101);
+	CHECK_STR(&c, ev.comm, "workload");
+	CHECK(&c, !ev.has_cache && !ev.has_page);
+	CHECK_STR(&c, kmt_event_name(&ev), "kmalloc");
+	unit_end(&c);
+}
+
+/* The structs BPF writes decode to what was put in them. */
+static void test_bpf_struct_layout(struct unit *u)
+{
+	struct unit_case c;
+	struct kmt_rec_cache_free rec = {};
+	struct kmt_event ev;
+
+	unit_begin(&c, u, "record_cache_free_struct");
+	rec.core = (struct kmt_core){ .event_id = KMT_EVENT_FREE, .type_id = KMT_TYPE_CACHE,
+				      .event_size = sizeof(rec), .seq_num = -5, .ptr = 0x1000 };
+	rec.time = (struct kmt_feat_time){ .size = sizeof(rec.time), .id = KMT_FEAT_TIME, .cpu = 1,
+					   .timestamp = 77 };
+	rec.task = (struct kmt_feat_task){ .size = sizeof(rec.task), .id = KMT_FEAT_TASK, .pid = 7,
+					   .tid = 8 };
+	memcpy(rec.task.comm, "0123456789abcdef", 16); /* no NUL: a full comm */
+	rec.cache = (struct kmt_feat_cache){ .size = sizeof(rec.cache), .id = KMT_FEAT_CACHE,
+					     .flags = KMT_CACHE_ACCOUNTED };
+	strcpy(rec.cache.name, "names_cache");
+	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+	CHECK(&c, !ev.has_alloc);
+	CHECK_STR(&c, ev.comm, "0123456789abcdef");
+	CHECK(&c, ev.has_cache && ev.cache_flags == KMT_CACHE_ACCOUNTED);
+	CHECK_STR(&c, ev.cache_name, "names_cache");
+	CHECK(&c, ev.seq_num == -5 && ev.timestamp == 77 && ev.tid == 8);
+	CHECK_STR(&c, kmt_event_name(&ev), "kmem_cache_free");
+	unit_end(&c);
+}
+
+static void test_unknown_feature_skipped(struct unit *u)
+{
+	struct unit_case c;
+	struct builder b;
+	struct kmt_event ev;
+	unsigned char unknown[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	unsigned char page[13] = { 0 };
+	__s32 mt = 1;
+	__u64 pfn = 0x1234;
+
+	unit_begin(&c, u, "record_unknown_feature_skipped");
+	core(&b, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, 7, 0, 0xffffea0000048d00ULL);
+	alloc_stats(&b, 4096, 4096, 0x140cca, -1);
+	feature(&b, 200, unknown, sizeof(unknown)); /* an id from a future ABI */
+	page[0] = 2;                               /* order */
+	memcpy(page + 1, &mt, 4);
+	memcpy(page + 5, &pfn, 8);
+	feature(&b, KMT_FEAT_PAGE, page, sizeof(page));
+	put_u8(&b, 0); /* two trailing bytes: too short to be a feature */
+	put_u8(&b, 0);
+	finish(&b);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_OK);
+	CHECK(&c, ev.has_page);
+	CHECK_U64(&c, ev.order, 2);
+	CHECK_U64(&c, ev.migratetype, 1);
+	CHECK_U64(&c, ev.pfn, 0x1234);
+	CHECK_U64(&c, ev.event_size, b.len);
+	unit_end(&c);
+}
+
+/* kmemtrace ABI 1 records (no features at all) still decode. */
+static void test_abi1_record(struct unit *u)
+{
+	struct unit_case c;
+	struct builder b;
+	struct kmt_event ev;
+
+	unit_begin(&c, u, "record_abi1_without_features");
+	core(&b, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, 1, 0xffffffff81000000ULL, 0xffff888000001000ULL);
+	finish(&b);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_OK);
+	CHECK(&c, !ev.has_time && !ev.has_task && !ev.has_alloc);
+	CHECK_STR(&c, kmt_event_name(&ev), "kfree");
+	unit_end(&c);
+}
+
+static void test_corrupt_records(struct unit *u)
+{
+	struct unit_case c;
+	struct builder b;
+	struct kmt_event ev;
+	unsigned char data[5] = { 0 };
+
+	unit_begin(&c, u, "record_corrupt_and_truncated");
+	core(&b, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, 1, 0, 0);
+	alloc_stats(&b, 8, 8, 0, -1);
+	feature(&b, KMT_FEAT_TIME, data, sizeof(data));
+	finish(&b);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_OK); /* a short known feature is ignored */
+	CHECK(&c, !ev.has_time);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len - 1, &ev), KMT_TRUNCATED);
+	CHECK_U64(&c, kmt_decode(b.buf, 10, &ev), KMT_TRUNCATED);
+	/* a feature claiming more bytes than the record has */
+	b.buf[48] = 200;
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_BAD_FEATURE);
+	b.buf[48] = 1; /* and one smaller than its own header */
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_BAD_FEATURE);
+	/* an alloc too short for its stats, a size below the core, an unknown event */
+	core(&b, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, 1, 0, 0);
+	finish(&b);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_BAD_SIZE);
+	b.buf[2] = 12;
+	b.buf[3] = 0;
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_BAD_SIZE);
+	core(&b, 9, KMT_TYPE_KMALLOC, 1, 0, 0);
+	finish(&b);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_BAD_EVENT);
+	unit_end(&c);
+}
+
+static void test_seq_wraparound(struct unit *u)
+{
+	struct unit_case c;
+
+	unit_begin(&c, u, "record_sequence_wraparound");
+	CHECK(&c, kmt_seq_cmp(1, 2) < 0);
+	CHECK(&c, kmt_seq_cmp(2, 1) > 0);
+	CHECK(&c, kmt_seq_cmp(5, 5) == 0);
+	CHECK(&c, kmt_seq_cmp(-1, 0) < 0);
+	/* INT32_MAX is followed by INT32_MIN when the counter wraps */
+	CHECK(&c, kmt_seq_cmp(0x7fffffff, (__s32)0x80000000) < 0);
+	CHECK(&c, kmt_seq_cmp((__s32)0x80000005, 0x7ffffff0) > 0);
+	CHECK(&c, kmt_seq_cmp((__s32)0xfffffff0, 3) < 0);
+	unit_end(&c);
+}
+
+static void test_pfn_pick_base(struct unit *u)
+{
+	struct unit_case c;
+	const __u64 base = 0xffffea0000000000ULL, sz = 64;
+	/* two page tables the fault also allocated, then the data pages */
+	__u64 pages[] = { base + 0x999 * sz, base + 0x100 * sz, base + 0x2000 * sz,
+			  base + 0x2001 * sz, base + 0x2005 * sz };
+	__u64 pfns[] = { 0x2000, 0x2001, 0x2005 };
+	__u64 got = 0;
+
+	unit_begin(&c, u, "pfn_pick_base");
+	CHECK(&c, pfn_pick_base(pages, 5, pfns, 3, sz, &got) == 0);
+	CHECK_U64(&c, got, base);
+	/* a single pair proves nothing */
+	CHECK(&c, pfn_pick_base(pages + 2, 1, pfns, 1, sz, &got) != 0);
+	/* no pair agrees with another */
+	pages[2] = base + 0x3000 * sz;
+	pages[3] = base + 0x5000 * sz + 4096;
+	pages[4] = base + 1;
+	CHECK(&c, pfn_pick_base(pages + 2, 3, pfns, 1, sz, &got) != 0);
+	unit_end(&c);
+}
+
+void test_record(struct unit *u)
+{
+	test_kmalloc_record(u);
+	test_bpf_struct_layout(u);
+	test_unknown_feature_skipped(u);
+	test_abi1_record(u);
+	test_corrupt_records(u);
+	test_seq_wraparound(u);
+	test_pfn_pick_base(u);
+}
