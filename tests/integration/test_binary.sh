@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# (d) Binary output.  Two kmemsnoop instances trace the same workload at the
+# same time: one writes kmemtrace files with -o DIR, the other prints text.
+# "kmemsnoop -i DIR" must print the same events as the text instance
+# (compared as sorted multisets of lines with the timestamp removed: each
+# instance takes its own timestamps).  The directory must hold
+# abi_version (2), total_overruns (0) and a cpuN file for each online CPU,
+# and the cpuN files, walked independently here with the layout of
+# src/bpf/kmemsnoop.h (24-byte core, 24-byte alloc part, then features
+# of {u16 size, u8 id, ...}), must consist of whole well-formed records
+# whose numbers per event kind match the text.
+. "$(dirname "$0")/../lib.sh"
+
+TESTS=(binary.clean_stop_o binary.clean_stop_text binary.decode binary.same_events
+	binary.abi_version binary.total_overruns binary.cpu_files binary.records)
+COUNT=50
+
+require_root
+require_kmemsnoop
+require_workload
+
+DIR=$WORK/kmt
+if ! wl_start w msg 200 "$COUNT" + openclose 20 + pipe 4; then
+	fail_rest "${TESTS[@]}" "the workload did not start: $(head -c 200 "$WORK/w.werr")"
+	finish
+fi
+PID=${WL_PID[w]}
+if ! ks_start kb -p "$PID" -o "$DIR"; then
+	fail_rest "${TESTS[@]}" "kmemsnoop -o: $(ks_start_fail_why kb)"
+	finish
+fi
+if ! ks_start kt -p "$PID"; then
+	fail_rest "${TESTS[@]}" "kmemsnoop (text): $(ks_start_fail_why kt)"
+	finish
+fi
+wl_run w || fail binary.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
+ks_check_stop binary.clean_stop_o kb
+ks_check_stop binary.clean_stop_text kt
+
+# Decode.
+timeout -k 5 60 "$KMEMSNOOP" -i "$DIR" >"$WORK/decoded" 2>"$WORK/decoded.err"
+rc=$?
+[ $rc -eq 0 ] && [ -s "$WORK/decoded" ]
+check $? binary.decode "kmemsnoop -i exited with status $rc ($(head -c 200 "$WORK/decoded.err" | tr '\n' ' '))" "$WORK/decoded.err"
+
+# Same events as the live text, timestamps removed.
+strip_ts() {
+	grep -v '^#' "$1" | grep -v '^[[:space:]]*$' |
+		sed -E 's/^(.*\[[0-9]+\]) +[0-9]+\.[0-9]{6}: /\1 /' | LC_ALL=C sort
+}
+strip_ts "$WORK/decoded" >"$WORK/decoded.lines"
+strip_ts "$(ks_out kt)" >"$WORK/text.lines"
+nmsg=$(grep -c '\] kmalloc: call_site=load_msg+0x[0-9a-f]*/0x[0-9a-f]* .* bytes_req=248 ' "$WORK/text.lines")
+if [ "$nmsg" -ne "$COUNT" ]; then
+	fail binary.same_events "the text instance shows $nmsg load_msg kmallocs of 248 bytes, not $COUNT: nothing to compare"
+elif diff=$(multiset_diff "$WORK/text.lines" "$WORK/decoded.lines"); then
+	pass binary.same_events
+else
+	fail binary.same_events "$(echo "$diff" | grep -c '^<') line(s) only in the live text, $(echo "$diff" | grep -c '^>') only in the decoded file, e.g. $(echo "$diff" | first_lines 2)"
+fi
+
+v=$(tr -d ' \n' <"$DIR/abi_version" 2>/dev/null)
+[ "$v" = 2 ]
+check $? binary.abi_version "abi_version holds '$v', expected 2"
+
+v=$(tr -d ' \n' <"$DIR/total_overruns" 2>/dev/null)
+[ "$v" = 0 ]
+check $? binary.total_overruns "total_overruns holds '$v', expected 0"
+
+missing=
+for c in $(online_cpus); do
+	[ -f "$DIR/cpu$c" ] || missing="$missing cpu$c"
+done
+[ -z "$missing" ]
+check $? binary.cpu_files "missing per-CPU files:$missing (have: $(ls "$DIR" 2>/dev/null | tr '\n' ' '))"
+
+# Walk the records of every cpuN file.  Prints "ERR <why>" lines or, per
+# record, "<event_id> <type_id> <seq>"; the TASK feature's pid must be the
+# workload's.
+walk() {
+	od -An -v -tu1 "$1" | awk -v pid="$PID" -v file="$(basename "$1")" '
+	{ for (i = 1; i <= NF; i++) b[n++] = $i }
+	function u16(o) { return b[o] + 256 * b[o + 1] }
+	function u32(o) { return b[o] + 256 * (b[o + 1] + 256 * (b[o + 2] + 256 * b[o + 3])) }
+	END {
+		off = 0
+		while (off < n) {
+			if (n - off < 24) { print "ERR " file ": " n - off " stray bytes at offset " off; exit }
+			ev = b[off]; ty = b[off + 1]; sz = u16(off + 2)
+			if (ev > 1 || ty > 2) { print "ERR " file ": event " ev " type " ty " at offset " off; exit }
+			min = ev == 0 ? 48 : 24
+			if (sz < min || off + sz > n) { print "ERR " file ": record size " sz " at offset " off " (file " n " bytes)"; exit }
+			f = off + min; tpid = -1
+			while (f + 3 <= off + sz) {
+				fs = u16(f); fid = b[f + 2]
+				if (fs < 3 || f + fs > off + sz) { print "ERR " file ": feature size " fs " at offset " f; exit }
+				if (fid == 2 && fs >= 12) tpid = u32(f + 4)
+				f += fs
+			}
+			if (tpid != pid) { print "ERR " file ": record at offset " off " has task pid " tpid ", not " pid; exit }
+			print ev, ty, u32(off + 4)
+			off += sz
+		}
+	}'
+}
+: >"$WORK/records"
+errs=
+for f in "$DIR"/cpu[0-9]*; do
+	[ -f "$f" ] || continue
+	walk "$f" >>"$WORK/records"
+done
+errs=$(grep '^ERR' "$WORK/records" | head -n 3 | tr '\n' ' ')
+# Record kinds per event name of the text instance.
+kinds() {
+	awk '$1 != "ERR" {
+		k = $1 " " $2
+		name = k == "0 0" ? "kmalloc" : k == "1 0" ? "kfree" : k == "0 1" ? "kmem_cache_alloc" : \
+		       k == "1 1" ? "kmem_cache_free" : k == "0 2" ? "mm_page_alloc" : "mm_page_free"
+		print name
+	}' "$WORK/records" | sort | uniq -c
+}
+kinds >"$WORK/bin.kinds"
+ev_table "$(ks_out kt)" | cut -f5 | sort | uniq -c >"$WORK/text.kinds"
+dupseq=$(awk '$1 != "ERR" { print $3 }' "$WORK/records" | sort | uniq -d | head -n 3 | tr '\n' ' ')
+nrec=$(grep -vc '^ERR' "$WORK/records")
+if [ -n "$errs" ]; then
+	fail binary.records "malformed records: $errs"
+elif [ "$nrec" -eq 0 ]; then
+	fail binary.records "no record in $DIR/cpu*"
+elif ! cmp -s "$WORK/bin.kinds" "$WORK/text.kinds"; then
+	fail binary.records "record kinds differ from the text instance: files: $(tr -s ' \n' ' ' <"$WORK/bin.kinds"); text: $(tr -s ' \n' ' ' <"$WORK/text.kinds")"
+elif [ -n "$dupseq" ]; then
+	fail binary.records "duplicate sequence numbers: $dupseq"
+else
+	pass binary.records
+fi
+
+finish

@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# (b) "kmemsnoop -p PID" shows the workload's events and nothing of the
+# other processes allocating at the same time: two noise workloads send
+# messages of another size (333 bytes: load_msg bytes_req=381) and open
+# files all along.  A tracefs instance filtered on the noise pids proves
+# that they did allocate during the window (otherwise the test would prove
+# nothing).
+. "$(dirname "$0")/../lib.sh"
+
+TESTS=(pfilter.clean_stop pfilter.only_pid pfilter.no_noise pfilter.own_events pfilter.noise_active)
+COUNT=200
+NOISE_SIZE=333
+
+require_root
+require_kmemsnoop
+require_workload
+require_tracefs
+
+for n in n1 n2; do
+	if ! wl_start "$n" noise 60 "$NOISE_SIZE"; then
+		fail_rest "${TESTS[@]}" "the noise workload did not start: $(head -c 200 "$WORK/$n.werr")"
+		finish
+	fi
+	wl_go "$n"
+done
+NOISE_PIDS="${WL_PID[n1]} ${WL_PID[n2]}"
+
+if ! wl_start w msg 100 "$COUNT" + openclose "$COUNT" + pipe 8; then
+	fail_rest "${TESTS[@]}" "the workload did not start: $(head -c 200 "$WORK/w.werr")"
+	finish
+fi
+PID=${WL_PID[w]}
+
+if ! ks_start k -p "$PID"; then
+	fail_rest "${TESTS[@]}" "$(ks_start_fail_why k)"
+	finish
+fi
+# shellcheck disable=SC2086
+oracle_ok=1
+oracle_start noise $NOISE_PIDS || oracle_ok=0
+
+wl_run w || fail pfilter.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
+sleep 0.2 # let the noise keep going while kmemsnoop still runs
+# The noise is heavy: this instance may overrun; it only has to show that
+# the noise allocated.
+[ $oracle_ok = 1 ] && { ORACLE_ALLOW_LOSS=1 oracle_stop noise || oracle_ok=0; }
+ks_check_stop pfilter.clean_stop k
+wl_kill n1
+wl_kill n2
+
+tab=$WORK/k.tab
+ev_table "$(ks_out k)" >"$tab"
+
+# Every line is the workload's: single-threaded and it does not fork, so
+# its only task id is its pid.
+foreign=$(awk -F'\t' -v p="$PID" '$2 != p { print $1 "-" $2 }' "$tab" | sort | uniq -c | sort -rn | first_lines 5)
+total=$(ev_count "$tab" 1)
+if [ "$total" -eq 0 ]; then
+	fail pfilter.only_pid "no event lines at all" "$(ks_err k)"
+elif [ -n "$foreign" ]; then
+	fail pfilter.only_pid "lines of other tasks than $PID (count TASK-PID): $foreign"
+else
+	pass pfilter.only_pid
+fi
+
+# Specifically nothing of the noise.
+nn=$(awk -F'\t' -v np=" $NOISE_PIDS " 'index(np, " " $2 " ") || ($6 ~ /^load_msg\+/ && $8 == '"$((48 + NOISE_SIZE))"') { n++ } END { print n + 0 }' "$tab")
+[ "$nn" -eq 0 ]
+check $? pfilter.no_noise "$nn lines from the noise processes ($NOISE_PIDS) or with their message size"
+
+# The filter did not drop the workload's own events.
+nmsg=$(ev_count "$tab" '$5 == "kmalloc" && $6 ~ /^load_msg\+/ && $8 == 148')
+nfree=$(ev_count "$tab" '$5 == "kfree" && $6 ~ /^free_msg\+/')
+nname=$(ev_count "$tab" '$5 == "kmem_cache_alloc" && $11 == "names_cache"')
+npage=$(ev_count "$tab" '$5 == "mm_page_alloc"')
+[ "$nmsg" -eq "$COUNT" ] && [ "$nfree" -eq "$COUNT" ] && [ "$nname" -ge "$COUNT" ] && [ "$npage" -ge 8 ]
+check $? pfilter.own_events "expected $COUNT load_msg kmallocs (got $nmsg), $COUNT free_msg kfrees (got $nfree), >= $COUNT names_cache allocations (got $nname), >= 8 mm_page_alloc (got $npage)"
+
+# The noise really allocated while kmemsnoop was tracing.
+if [ $oracle_ok = 1 ]; then
+	ev_table "$(oracle_file noise)" >"$WORK/noise.tab"
+	nno=$(ev_count "$WORK/noise.tab" '$5 == "kmalloc" && $6 ~ /^load_msg\+/ && $8 == '"$((48 + NOISE_SIZE))")
+	[ "$nno" -gt 0 ]
+	check $? pfilter.noise_active "the noise processes made no load_msg allocation during the trace"
+else
+	fail pfilter.noise_active "tracefs oracle: $ORACLE_ERR"
+fi
+
+finish

@@ -1,0 +1,744 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Helpers for the integration tests (tests/integration/test_*.sh).  Sourced
+# by bash scripts:
+#
+#   . "$(dirname "$0")/../lib.sh"
+#   TESTS=(name1 name2)          # every result name this script can print
+#   require_root; require_kmemsnoop; require_workload; require_tracefs
+#
+# Results are printed as exactly one line each:
+#   PASS: <name>        FAIL: <name>: <why>        SKIP: <name>: <reason>
+# and the script exits 1 when it printed a FAIL, 0 otherwise (finish).
+#
+# Environment: KMEMSNOOP (default <top>/kmemsnoop), WORKLOAD (default
+# <top>/tests/workload), KEEP_TMP=1 keeps the scratch directory, VERBOSE=1
+# shows the output files of failed checks.
+
+LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$LIB_DIR/.." && pwd)
+KMEMSNOOP=${KMEMSNOOP:-$TOP/kmemsnoop}
+WORKLOAD=${WORKLOAD:-$TOP/tests/workload}
+TRACEFS=${TRACEFS:-/sys/kernel/tracing}
+SCRIPT_NAME=$(basename "$0" .sh)
+KS_START_TIMEOUT=${KS_START_TIMEOUT:-30} # seconds to wait for "Tracing"
+KS_STOP_TIMEOUT=${KS_STOP_TIMEOUT:-20}   # seconds to wait after SIGINT
+WL_TIMEOUT=${WL_TIMEOUT:-60}             # seconds a workload may run
+
+# The six kmem tracepoints kmemsnoop reports (the event names of its text).
+KMEM_EVENTS="kmalloc kfree kmem_cache_alloc kmem_cache_free mm_page_alloc mm_page_free"
+
+FAILED=0
+PASSED=0
+TESTS=()
+BG_PIDS=() # other background helpers of a test, killed at exit
+declare -A KS_PID KS_RC WL_PID WL_BG WL_FD WL_RC ORACLE_DIR REPORTED
+ORACLE_ERR=
+TRACEFS_MOUNTED_BY_US=0
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/kmemsnoop-$SCRIPT_NAME.XXXXXX") || {
+	echo "FAIL: $SCRIPT_NAME: cannot create a scratch directory"
+	exit 1
+}
+
+# ---------------------------------------------------------------- results
+
+pass() {
+	PASSED=$((PASSED + 1))
+	REPORTED[$1]=1
+	echo "PASS: $1"
+}
+
+# fail NAME WHY [FILE...]: the files are shown (tail) when VERBOSE=1.
+fail() {
+	local name=$1 why=$2 f
+	shift 2
+	FAILED=$((FAILED + 1))
+	REPORTED[$name]=1
+	echo "FAIL: $name: $why"
+	if [ "${VERBOSE:-0}" = 1 ]; then
+		for f in "$@"; do
+			[ -f "$f" ] || continue
+			echo "---- $f (last 20 lines)"
+			tail -n 20 "$f"
+		done
+	fi
+}
+
+skip() {
+	REPORTED[$1]=1
+	echo "SKIP: $1: $2"
+}
+
+# check STATUS NAME WHY: PASS NAME when STATUS is 0, else FAIL NAME: WHY.
+# Pass $? of the condition as the first word, so that it is taken before
+# any command substitution in WHY runs:
+#   [ "$n" -eq 5 ]
+#   check $? foo.count "found $n, expected 5 ($(head -n1 "$f"))"
+check() {
+	local st=$1 name=$2
+	shift 2
+	if [ "$st" -eq 0 ]; then pass "$name"; else fail "$name" "$@"; fi
+	return "$st"
+}
+
+# skip_all REASON: SKIP every name in TESTS not reported yet and end the
+# script.
+skip_all() {
+	local t
+	if [ ${#TESTS[@]} -eq 0 ]; then
+		skip "$SCRIPT_NAME" "$1"
+	else
+		for t in "${TESTS[@]}"; do
+			[ -n "${REPORTED[$t]}" ] || skip "$t" "$1"
+		done
+	fi
+	finish
+}
+
+# fail_rest NAME... WHY: FAIL the named tests with one reason (a common
+# precondition failed, e.g. kmemsnoop did not start).
+fail_rest() {
+	local why=${*: -1} t
+	for t in "${@:1:$#-1}"; do fail "$t" "$why"; done
+}
+
+skip_rest() {
+	local why=${*: -1} t
+	for t in "${@:1:$#-1}"; do skip "$t" "$why"; done
+}
+
+# finish: end the script; a name of TESTS that was never reported is a
+# failure of the script itself.
+finish() {
+	local t
+	for t in "${TESTS[@]}"; do
+		[ -n "${REPORTED[$t]}" ] || fail "$t" "not reported by $SCRIPT_NAME (a bug in the test)"
+	done
+	[ "$FAILED" -eq 0 ]
+	exit $?
+}
+
+require_root() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root"
+}
+
+require_kmemsnoop() {
+	[ -x "$KMEMSNOOP" ] || skip_all "kmemsnoop binary missing ($KMEMSNOOP; run make)"
+}
+
+require_workload() {
+	[ -x "$WORKLOAD" ] || skip_all "workload binary missing ($WORKLOAD; run make)"
+}
+
+# Mount tracefs when needed (and unmount it at the end: kmemsnoop must not
+# come to rely on it being mounted).
+require_tracefs() {
+	if [ ! -d "$TRACEFS/events/kmem" ]; then
+		mount -t tracefs nodev "$TRACEFS" 2>/dev/null && TRACEFS_MOUNTED_BY_US=1
+	fi
+	[ -d "$TRACEFS/events/kmem" ] && [ -d "$TRACEFS/instances" ] ||
+		skip_all "tracefs with kmem events is not available at $TRACEFS"
+}
+
+# ---------------------------------------------------------------- cleanup
+
+cleanup() {
+	local id pid
+	for id in "${!KS_PID[@]}"; do
+		pid=${KS_PID[$id]}
+		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	done
+	for id in "${!WL_BG[@]}"; do
+		pid=${WL_BG[$id]}
+		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	done
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	for id in "${!ORACLE_DIR[@]}"; do
+		oracle_remove "$id"
+	done
+	# Reap what was killed (each has been sent SIGKILL: no waiting long).
+	for pid in "${KS_PID[@]}" "${WL_BG[@]}" "${BG_PIDS[@]}"; do
+		[ -n "$pid" ] && wait "$pid" 2>/dev/null
+	done
+	if [ "$TRACEFS_MOUNTED_BY_US" = 1 ]; then
+		umount "$TRACEFS" 2>/dev/null
+	fi
+	if [ "${KEEP_TMP:-0}" = 1 ]; then
+		echo "# kept $WORK" >&2
+	else
+		rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- processes
+
+# proc_state PID: the state letter of PID ("" when gone).
+proc_state() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	echo "${s%% *}"
+}
+
+# wait_pid PID SECONDS: reap our child PID, waiting at most SECONDS.
+# Status: the child's exit status, or 124 (and the child is killed) on
+# timeout.
+wait_pid() {
+	local pid=$1 end=$((SECONDS + $2)) st
+	while :; do
+		st=$(proc_state "$pid")
+		[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] && break
+		if [ $SECONDS -ge $end ]; then
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+		sleep 0.05
+	done
+	wait "$pid" 2>/dev/null
+}
+
+# ---------------------------------------------------------------- kmemsnoop
+
+# ks_start ID ARGS...: start kmemsnoop ARGS in the background, stdout in
+# $WORK/ID.out (or $KS_STDOUT when set), stderr in $WORK/ID.err, and wait
+# for its "Tracing" line.
+# Status 0 when it is tracing; 1 when it exited first (KS_RC[ID] holds its
+# status) or did not say "Tracing" within KS_START_TIMEOUT (it is killed).
+ks_start() {
+	local id=$1 end
+	shift
+	"$KMEMSNOOP" "$@" >"${KS_STDOUT:-$WORK/$id.out}" 2>"$WORK/$id.err" </dev/null &
+	KS_PID[$id]=$!
+	KS_RC[$id]=
+	end=$((SECONDS + KS_START_TIMEOUT))
+	while :; do
+		if grep -q Tracing "$WORK/$id.err" 2>/dev/null; then
+			return 0
+		fi
+		local st
+		st=$(proc_state "${KS_PID[$id]}")
+		if [ -z "$st" ] || [ "$st" = Z ]; then
+			wait "${KS_PID[$id]}"
+			KS_RC[$id]=$?
+			KS_PID[$id]=
+			return 1
+		fi
+		if [ $SECONDS -ge $end ]; then
+			kill -KILL "${KS_PID[$id]}" 2>/dev/null
+			wait "${KS_PID[$id]}" 2>/dev/null
+			KS_RC[$id]=124
+			KS_PID[$id]=
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# ks_start_fail_why ID: a one-line reason for a failed ks_start.
+ks_start_fail_why() {
+	local id=$1
+	if [ "${KS_RC[$id]}" = 124 ]; then
+		echo "kmemsnoop did not print 'Tracing' within ${KS_START_TIMEOUT}s"
+	else
+		echo "kmemsnoop exited with status ${KS_RC[$id]} before tracing: $(head -c 300 "$WORK/$id.err" | tr '\n' ' ')"
+	fi
+}
+
+# ks_stop ID: SIGINT, then wait (KS_STOP_TIMEOUT) for it to end.  Status
+# (also in KS_RC[ID]): kmemsnoop's exit status, 124 when it had to be killed.
+ks_stop() {
+	local id=$1 rc
+	if [ -z "${KS_PID[$id]}" ]; then
+		return "${KS_RC[$id]:-1}"
+	fi
+	kill -INT "${KS_PID[$id]}" 2>/dev/null
+	wait_pid "${KS_PID[$id]}" "$KS_STOP_TIMEOUT"
+	rc=$?
+	KS_RC[$id]=$rc
+	KS_PID[$id]=
+	return $rc
+}
+
+# ks_wait ID SECONDS: wait for kmemsnoop to end by itself (-d).
+ks_wait() {
+	local id=$1 rc
+	wait_pid "${KS_PID[$id]}" "$2"
+	rc=$?
+	KS_RC[$id]=$rc
+	KS_PID[$id]=
+	return $rc
+}
+
+# ks_recursion_misses ID: the events the kernel did not give kmemsnoop's
+# running BPF programs because one of them was already running on that CPU
+# (an allocation in an interrupt during a program run): the sum of
+# recursion_misses over its program fds (/proc/PID/fdinfo).  Empty when
+# unknown (not running, or a kernel before 5.12).
+ks_recursion_misses() {
+	pid_recursion_misses "${KS_PID[$1]}"
+}
+
+pid_recursion_misses() {
+	local pid=$1
+	[ -n "$pid" ] && [ -d "/proc/$pid/fdinfo" ] || return 0
+	awk 'FNR == 1 { id = "" } $1 == "prog_id:" { id = $2 }
+	$1 == "recursion_misses:" && id != "" { m[id] = $2; found = 1 }
+	END { if (found) { for (i in m) t += m[i]; print t + 0 } }' /proc/"$pid"/fdinfo/* 2>/dev/null
+}
+
+# ks_watch_misses ID: sample ks_recursion_misses of instance ID every
+# 20 ms into $WORK/ID.misses while it runs (its programs, and their
+# counters, go away when it exits).  ks_misses ID: the last value (0 when
+# never read).
+ks_watch_misses() {
+	local id=$1 pid=${KS_PID[$1]}
+	[ -n "$pid" ] || return 0
+	(
+		while [ -d "/proc/$pid/fdinfo" ]; do
+			m=$(pid_recursion_misses "$pid")
+			[ -n "$m" ] && echo "$m" >"$WORK/$id.misses.tmp" &&
+				mv -f "$WORK/$id.misses.tmp" "$WORK/$id.misses"
+			sleep 0.02
+		done
+	) >/dev/null 2>&1 &
+	BG_PIDS+=($!)
+}
+
+ks_misses() {
+	local m
+	m=$(ks_recursion_misses "$1")
+	if [ -n "$m" ]; then
+		echo "$m" >"$WORK/$1.misses"
+	fi
+	cat "$WORK/$1.misses" 2>/dev/null || echo 0
+}
+
+ks_out() { echo "$WORK/$1.out"; }
+ks_err() { echo "$WORK/$1.err"; }
+
+# ks_summary ID: "EVENTS LOST BYTES" from the summary line on stderr;
+# status 1 when there is no summary line.
+ks_summary() {
+	awk '
+	/^kmemsnoop: [0-9]+ events written, [0-9]+ lost \([0-9]+ bytes\)$/ {
+		b = $7; gsub(/[()]/, "", b); print $2, $5, b; found = 1
+	}
+	END { exit !found }' "$WORK/$1.err"
+}
+
+# ks_check_stop NAME ID: stop kmemsnoop ID and PASS/FAIL NAME on a clean
+# end: exit status 0, a summary line with 0 lost, no line on stderr
+# other than kmemsnoop's own.  Status 0 when clean.
+ks_check_stop() {
+	local name=$1 id=$2 rc sum
+	ks_stop "$id"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$name" "kmemsnoop exited with status $rc after SIGINT" "$(ks_err "$id")"
+		return 1
+	fi
+	if ! sum=$(ks_summary "$id"); then
+		fail "$name" "no 'kmemsnoop: N events written, N lost (N bytes)' line on stderr" "$(ks_err "$id")"
+		return 1
+	fi
+	set -- $sum
+	if [ "$2" != 0 ]; then
+		fail "$name" "kmemsnoop lost $2 events ($3 bytes)" "$(ks_err "$id")"
+		return 1
+	fi
+	if grep -v '^kmemsnoop: ' "$(ks_err "$id")" | grep -q .; then
+		fail "$name" "stderr has lines not starting with 'kmemsnoop: ': '$(grep -v '^kmemsnoop: ' "$(ks_err "$id")" | first_lines 2)'"
+		return 1
+	fi
+	pass "$name"
+}
+
+# ---------------------------------------------------------------- workload
+
+# wl_start ID ARGS...: start "workload --wait ARGS" with stdin on a FIFO
+# and wait until it prints its pid (WL_PID[ID]).  It then blocks until
+# wl_go.  Status 1 when it did not get there within 10 seconds.
+wl_start() {
+	local id=$1 fifo="$WORK/$1.fifo" fd end
+	shift
+	rm -f "$fifo"
+	mkfifo "$fifo" || return 1
+	# Read-write open: never blocks, and the workload never sees EOF
+	# before we write (we hold a writer).
+	exec {fd}<>"$fifo"
+	WL_FD[$id]=$fd
+	"$WORKLOAD" --wait "$@" <"$fifo" >"$WORK/$id.wout" 2>"$WORK/$id.werr" {fd}>&- &
+	WL_BG[$id]=$!
+	WL_PID[$id]=
+	WL_RC[$id]=
+	end=$((SECONDS + 10))
+	while [ $SECONDS -lt $end ]; do
+		if grep -q '^pid ' "$WORK/$id.wout" 2>/dev/null; then
+			WL_PID[$id]=$(awk '$1 == "pid" { print $2; exit }' "$WORK/$id.wout")
+			return 0
+		fi
+		local st
+		st=$(proc_state "${WL_BG[$id]}")
+		[ -z "$st" ] || [ "$st" = Z ] && break
+		sleep 0.02
+	done
+	return 1
+}
+
+# wl_field ID KEY: the value of the workload's "KEY N" output line.
+wl_field() {
+	awk -v k="$2" '$1 == k { print $2; exit }' "$WORK/$1.wout"
+}
+
+# wl_go ID [BYTE]: let the workload run (or release a msg-hold).
+wl_go() {
+	printf '%s' "${2:-g}" >&"${WL_FD[$1]}"
+}
+
+# wl_wait ID: wait for the workload to finish (WL_TIMEOUT); status is its
+# exit status (124 on timeout).
+wl_wait() {
+	local id=$1 rc fd=${WL_FD[$1]}
+	wait_pid "${WL_BG[$id]}" "$WL_TIMEOUT"
+	rc=$?
+	WL_RC[$id]=$rc
+	WL_BG[$id]=
+	[ -n "$fd" ] && exec {fd}>&-
+	WL_FD[$id]=
+	return $rc
+}
+
+# wl_run ID: wl_go then wl_wait.
+wl_run() {
+	wl_go "$1" && wl_wait "$1"
+}
+
+# wl_kill ID: end a workload now (SIGKILL) and reap it.
+wl_kill() {
+	local id=$1 fd=${WL_FD[$1]}
+	if [ -n "${WL_BG[$id]}" ]; then
+		kill -KILL "${WL_BG[$id]}" 2>/dev/null
+		wait "${WL_BG[$id]}" 2>/dev/null
+	fi
+	WL_BG[$id]=
+	[ -n "$fd" ] && exec {fd}>&-
+	WL_FD[$id]=
+}
+
+# ---------------------------------------------------------------- oracle
+#
+# The kernel's own view of the same events: the six kmem tracepoints in a
+# private tracefs instance (nothing global is changed), filtered on the
+# workload's pids, irq-info off so that lines have kmemsnoop's layout.
+
+ORACLE_BUF_KB=${ORACLE_BUF_KB:-16384}
+
+# oracle_start ID PID...: trace events whose common_pid (the thread id) is
+# one of PID.
+oracle_start() {
+	local id=$1 inst e filter="" p
+	shift
+	for p in "$@"; do
+		filter="${filter:+$filter || }common_pid == $p"
+	done
+	oracle_setup "$id" || return 1
+	inst=${ORACLE_DIR[$id]}
+	for e in $KMEM_EVENTS; do
+		echo "$filter" >"$inst/events/kmem/$e/filter" || {
+			ORACLE_ERR="cannot set filter '$filter' on kmem/$e"
+			return 1
+		}
+	done
+	oracle_enable "$id"
+}
+
+# oracle_start_follow ID PID: trace PID and the tasks it forks after this
+# point (set_event_pid with the event-fork option).
+oracle_start_follow() {
+	local id=$1 inst
+	oracle_setup "$id" || return 1
+	inst=${ORACLE_DIR[$id]}
+	echo 1 >"$inst/options/event-fork" &&
+		echo "$2" >"$inst/set_event_pid" || {
+		ORACLE_ERR="cannot set set_event_pid/event-fork"
+		return 1
+	}
+	oracle_enable "$id"
+}
+
+oracle_setup() {
+	local id=$1 inst="$TRACEFS/instances/kmemsnoop-test-$1-$$"
+	ORACLE_ERR=
+	[ -d "$inst" ] && rmdir "$inst" 2>/dev/null
+	mkdir "$inst" 2>/dev/null || {
+		ORACLE_ERR="cannot create tracefs instance $inst"
+		return 1
+	}
+	ORACLE_DIR[$id]=$inst
+	echo 0 >"$inst/tracing_on"
+	echo "$ORACLE_BUF_KB" >"$inst/buffer_size_kb" || {
+		ORACLE_ERR="cannot size the tracefs buffer"
+		return 1
+	}
+	echo 0 >"$inst/options/irq-info" 2>/dev/null
+	echo >"$inst/trace"
+}
+
+oracle_enable() {
+	local inst=${ORACLE_DIR[$1]} e
+	for e in $KMEM_EVENTS; do
+		echo 1 >"$inst/events/kmem/$e/enable" || {
+			ORACLE_ERR="cannot enable kmem/$e"
+			return 1
+		}
+	done
+	echo 1 >"$inst/tracing_on"
+}
+
+# oracle_stop ID: stop, save the trace in $WORK/ID.oracle, remove the
+# instance.  Status 1 (ORACLE_ERR says why) when the instance lost any
+# event: then its counts cannot be compared.  ORACLE_ALLOW_LOSS=1: keep
+# what it has (to show that something happened at all).
+oracle_stop() {
+	local id=$1 inst=${ORACLE_DIR[$1]} f lost=0 v
+	[ -n "$inst" ] || {
+		ORACLE_ERR="no oracle $id"
+		return 1
+	}
+	echo 0 >"$inst/tracing_on"
+	cat "$inst/trace" >"$WORK/$id.oracle"
+	for f in "$inst"/per_cpu/cpu*/stats; do
+		for v in $(awk -F': *' '$1 == "overrun" || $1 == "commit overrun" || $1 == "dropped events" { print $2 }' "$f"); do
+			[ "$v" = 0 ] || lost=1
+		done
+	done
+	oracle_remove "$id"
+	if [ $lost = 1 ] && [ "${ORACLE_ALLOW_LOSS:-0}" != 1 ]; then
+		ORACLE_ERR="the tracefs instance overran (raise ORACLE_BUF_KB)"
+		return 1
+	fi
+	# "# entries-in-buffer/entries-written: 82/82   #P:2"
+	[ "${ORACLE_ALLOW_LOSS:-0}" = 1 ] && return 0
+	if ! awk '/^# entries-in-buffer\/entries-written:/ {
+			split($3, n, "/"); found = 1; if (n[1] != n[2]) exit 1
+		}
+		END { exit !found }' "$WORK/$id.oracle"; then
+		ORACLE_ERR="the tracefs instance did not keep every entry written"
+		return 1
+	fi
+}
+
+oracle_remove() {
+	local inst=${ORACLE_DIR[$1]} e
+	[ -n "$inst" ] && [ -d "$inst" ] || {
+		unset "ORACLE_DIR[$1]"
+		return 0
+	}
+	echo 0 >"$inst/tracing_on" 2>/dev/null
+	for e in $KMEM_EVENTS; do
+		echo 0 >"$inst/events/kmem/$e/enable" 2>/dev/null
+	done
+	rmdir "$inst" 2>/dev/null
+	unset "ORACLE_DIR[$1]"
+}
+
+oracle_file() { echo "$WORK/$1.oracle"; }
+
+# ---------------------------------------------------------------- parsing
+#
+# ev_table FILE: one tab-separated row per event line of kmemsnoop's text
+# (or of the oracle's trace, which has the same layout without irq-info):
+#   1 comm  2 tid  3 cpu  4 timestamp  5 event  6 call_site  7 ptr
+#   8 bytes_req  9 bytes_alloc  10 gfp_flags  11 name  12 pfn  13 order
+#   14 the body without ptr=/page= values (which differ between kmemsnoop's
+#      real pointers and the kernel's hashed ones)  15 page
+# Missing fields are "-".  Lines starting with "#" and blank lines are
+# skipped; other lines that do not parse are printed as "BAD<tab>line".
+
+EV_AWK='
+function parse(line,    head, m, tp, i) {
+	if (!match(line, / [0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9]: [a-z_]+: /))
+		return 0
+	head = substr(line, 1, RSTART - 1)
+	m = substr(line, RSTART + 1, RLENGTH - 1)
+	P_BODY = substr(line, RSTART + RLENGTH)
+	i = index(m, ": ")
+	P_TS = substr(m, 1, i - 1)
+	P_EVENT = substr(m, i + 2)
+	sub(/: $/, "", P_EVENT)
+	if (!match(head, /\[[0-9]+\] *$/))
+		return 0
+	P_CPU = substr(head, RSTART + 1)
+	sub(/\].*/, "", P_CPU)
+	tp = substr(head, 1, RSTART - 1)
+	sub(/ +$/, "", tp)
+	sub(/^ +/, "", tp)
+	if (!match(tp, /-[0-9]+$/))
+		return 0
+	P_TID = substr(tp, RSTART + 1)
+	P_COMM = substr(tp, 1, RSTART - 1)
+	return 1
+}
+function fld(key,    s, b) {
+	b = " " P_BODY
+	if (!match(b, " " key "=[^ ]*"))
+		return "-"
+	s = substr(b, RSTART + length(key) + 2, RLENGTH - length(key) - 2)
+	return s == "" ? "-" : s
+}
+function norm(    b) {
+	b = P_BODY
+	gsub(/ptr=[0-9a-fx]+/, "ptr=*", b)
+	gsub(/page=[0-9a-fx()a-z]+/, "page=*", b)
+	return b
+}
+'
+
+ev_table() {
+	awk "$EV_AWK"'
+	/^#/ || /^[ \t]*$/ { next }
+	{
+		if (!parse($0)) { print "BAD\t" $0; next }
+		print P_COMM "\t" P_TID "\t" P_CPU "\t" P_TS "\t" P_EVENT "\t" \
+			fld("call_site") "\t" fld("ptr") "\t" fld("bytes_req") "\t" \
+			fld("bytes_alloc") "\t" fld("gfp_flags") "\t" fld("name") "\t" \
+			fld("pfn") "\t" fld("order") "\t" norm() "\t" fld("page")
+	}' "$1"
+}
+
+# ev_bad_layout FILE: print the event lines that do not follow
+#   printf("%16s-%-7d [%03d] %5llu.%06llu: %s: %s\n", ...)
+# with a known event name and its body fields in the kernel's order.
+ev_bad_layout() {
+	awk '
+	/^#/ || /^$/ { next }
+	{
+		ok = 1
+		if (length($0) < 40) ok = 0
+		# comm is right-aligned in 16 columns, then "-", then the tid
+		# left-aligned in 7, then " [", three-digit cpu, "] ".
+		if (substr($0, 17, 1) != "-") ok = 0
+		if (substr($0, 18, 7) !~ /^[0-9]+ *$/) ok = 0
+		if (substr($0, 25, 2) != " [") ok = 0
+		if (substr($0, 27, 3) !~ /^[0-9][0-9][0-9]$/) ok = 0
+		if (substr($0, 30, 2) != "] ") ok = 0
+		rest = substr($0, 32)
+		if (rest !~ /^ *[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9]: /) ok = 0
+		sub(/^ *[0-9]+\.[0-9]+: /, "", rest)
+		hex = "[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]"
+		ptr = hex hex
+		cs = "call_site=([^ ]+\\+0x[0-9a-f]+\\/0x[0-9a-f]+( \\[[^ ]+\\])?|0x[0-9a-f]+)"
+		gfp = "gfp_flags=[A-Z0-9_|]+|gfp_flags=none|gfp_flags=0x[0-9a-f]+"
+		tail = " node=-?[0-9]+ accounted=(true|false)$"
+		if (rest ~ /^kmalloc: /) {
+			if (rest !~ "^kmalloc: " cs " ptr=" ptr " bytes_req=[0-9]+ bytes_alloc=[0-9]+ (" gfp ")" tail) ok = 0
+		} else if (rest ~ /^kmem_cache_alloc: /) {
+			if (rest !~ "^kmem_cache_alloc: " cs " ptr=" ptr " name=[^ ]* bytes_req=[0-9]+ bytes_alloc=[0-9]+ (" gfp ")" tail) ok = 0
+		} else if (rest ~ /^kfree: /) {
+			if (rest !~ "^kfree: " cs " ptr=" ptr "$") ok = 0
+		} else if (rest ~ /^kmem_cache_free: /) {
+			if (rest !~ "^kmem_cache_free: " cs " ptr=" ptr " name=[^ ]*$") ok = 0
+		} else if (rest ~ /^mm_page_alloc: /) {
+			if (rest !~ "^mm_page_alloc: page=" ptr " pfn=0x[0-9a-f]+ order=[0-9]+ migratetype=-?[0-9]+ (" gfp ")$") ok = 0
+		} else if (rest ~ /^mm_page_free: /) {
+			if (rest !~ "^mm_page_free: page=" ptr " pfn=0x[0-9a-f]+ order=[0-9]+$") ok = 0
+		} else ok = 0
+		if (!ok) print
+	}' "$1"
+}
+
+# ev_count TABLE AWK-CONDITION: number of rows of an ev_table output
+# matching the condition (on $1..$15, -F'\t'), e.g.
+#   ev_count "$t" '$5 == "kmalloc" && $6 ~ /^load_msg\+/'
+ev_count() {
+	awk -F'\t' "$2 { n++ } END { print n + 0 }" "$1"
+}
+
+# ev_keys TABLE AWK-CONDITION EXPR: the sorted multiset of EXPR over the
+# rows matching the condition, one per line.
+ev_keys() {
+	awk -F'\t' -v OFS='\t' "$2 { print $3 }" "$1" | LC_ALL=C sort
+}
+
+# kmalloc_class BYTES: the kmalloc size class serving a request of BYTES
+# (up to 8192; larger requests go to the page allocator).
+kmalloc_class() {
+	local c
+	for c in 8 16 32 64 96 128 192 256 512 1024 2048 4096 8192; do
+		if [ "$1" -le $c ]; then
+			echo $c
+			return
+		fi
+	done
+	echo 0
+}
+
+# msg_pieces SIZE: "bytes_req<TAB>bytes_alloc" of each kmalloc of one
+# message of SIZE bytes (msg_msg header 48 bytes, 4048 bytes of text in
+# the first page, then msg_msgseg pieces of 8 + up to 4088 bytes).
+msg_pieces() {
+	local size=$1 first rest seg
+	first=$size
+	[ "$first" -gt 4048 ] && first=4048
+	echo "$((48 + first))	$(kmalloc_class $((48 + first)))"
+	rest=$((size - first))
+	while [ "$rest" -gt 0 ]; do
+		seg=$rest
+		[ "$seg" -gt 4088 ] && seg=4088
+		echo "$((8 + seg))	$(kmalloc_class $((8 + seg)))"
+		rest=$((rest - seg))
+	done
+}
+
+# online_cpus: the online CPU numbers, one per line.
+online_cpus() {
+	local r a b
+	for r in $(tr ',' ' ' </sys/devices/system/cpu/online); do
+		a=${r%-*}
+		b=${r#*-}
+		seq "$a" "$b"
+	done
+}
+
+# multiset_diff A B: the lines of A missing from B and of B missing from A
+# (both sorted), prefixed with "<" and ">"; status 0 when equal.
+multiset_diff() {
+	local out
+	out=$(LC_ALL=C comm -3 "$1" "$2" | sed 's/^\t/> /; t; s/^/< /')
+	if [ -n "$out" ]; then
+		echo "$out"
+		return 1
+	fi
+}
+
+# compare_to_oracle NAME ORACLE_KEYS KS_KEYS MISSES WHAT: PASS NAME when
+# the two sorted multisets are equal, or when kmemsnoop's is the oracle's
+# less at most MISSES lines (events the kernel never handed to kmemsnoop's
+# programs: see ks_recursion_misses; a "# " note says so).  Else FAIL NAME
+# with the differences.
+compare_to_oracle() {
+	local name=$1 o=$2 k=$3 misses=${4:-0} what=$5 extra missing
+	extra=$(LC_ALL=C comm -13 "$o" "$k" | wc -l)
+	missing=$(LC_ALL=C comm -23 "$o" "$k" | wc -l)
+	if [ "$extra" -eq 0 ] && [ "$missing" -eq 0 ]; then
+		pass "$name"
+	elif [ "$extra" -eq 0 ] && [ "$missing" -le "$misses" ]; then
+		echo "# $name: $missing event(s) missing from kmemsnoop, within the $misses the kernel skipped (BPF recursion_misses): $(LC_ALL=C comm -23 "$o" "$k" | first_lines 3)"
+		pass "$name"
+	else
+		fail "$name" "$what differ ($missing only in the kernel's trace, $extra only in kmemsnoop's; recursion misses $misses): $( (LC_ALL=C comm -23 "$o" "$k" | sed 's/^/< /'; LC_ALL=C comm -13 "$o" "$k" | sed 's/^/> /') | uniq -c | first_lines 4)"
+	fi
+}
+
+# first_lines N: at most N lines of stdin joined with " | " (for reasons).
+first_lines() {
+	head -n "$1" | tr '\n\t' '| ' | sed 's/|$//'
+}

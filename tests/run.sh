@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The test suite: tests/unit/unit_tests (when built) and every
+# tests/integration/test_*.sh, one after the other, their output streamed.
+# Counts the "PASS: ", "FAIL: " and "SKIP: " lines; a program that exits
+# nonzero without printing a FAIL line counts as one failure named after
+# it.  Ends with one line "N passed, N failed, N skipped"; exit status 0
+# only when nothing failed and something passed.
+#
+# Run from anywhere (make test runs it from the top as root, after make).
+# Arguments: optional test script names or paths to run instead of all,
+# e.g.  tests/run.sh test_msg test_errors
+# Environment: TEST_TIMEOUT (seconds per program, default 300), and what
+# tests/lib.sh reads (KMEMSNOOP, WORKLOAD, VERBOSE, KEEP_TMP).
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+cd "$TOP" || exit 1
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+
+passed=0
+failed=0
+skipped=0
+
+# run NAME COMMAND...: run one program, stream and count its results.
+run() {
+	local name=$1 out rc line fails=0
+	shift
+	echo "# $name"
+	out=$(mktemp "${TMPDIR:-/tmp}/kmemsnoop-run.XXXXXX") || exit 1
+	# timeout: a hung test must not hang the suite; -k: and it must die.
+	timeout -k 10 "$TEST_TIMEOUT" "$@" 2>&1 </dev/null | tee "$out"
+	rc=${PIPESTATUS[0]}
+	while IFS= read -r line; do
+		case $line in
+		"PASS: "*) passed=$((passed + 1)) ;;
+		"FAIL: "*) failed=$((failed + 1)) fails=$((fails + 1)) ;;
+		"SKIP: "*) skipped=$((skipped + 1)) ;;
+		esac
+	done <"$out"
+	rm -f "$out"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "FAIL: $name: timed out after ${TEST_TIMEOUT}s"
+		failed=$((failed + 1))
+	elif [ "$rc" -ne 0 ] && [ "$fails" -eq 0 ]; then
+		echo "FAIL: $name: exited with status $rc without reporting a failure"
+		failed=$((failed + 1))
+	fi
+}
+
+scripts=()
+if [ $# -gt 0 ]; then
+	for a in "$@"; do
+		case $a in
+		*/*) scripts+=("$a") ;;
+		*) scripts+=("tests/integration/${a%.sh}.sh") ;;
+		esac
+	done
+else
+	if [ -x tests/unit/unit_tests ]; then
+		run unit_tests tests/unit/unit_tests
+	elif [ -e tests/unit/unit_tests ]; then
+		echo "FAIL: unit_tests: tests/unit/unit_tests is not executable"
+		failed=$((failed + 1))
+	fi
+	for s in tests/integration/test_*.sh; do
+		[ -e "$s" ] && scripts+=("$s")
+	done
+fi
+
+for s in "${scripts[@]}"; do
+	if [ ! -f "$s" ]; then
+		echo "FAIL: $(basename "$s" .sh): no such test script"
+		failed=$((failed + 1))
+		continue
+	fi
+	run "$(basename "$s" .sh)" bash "$s"
+done
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

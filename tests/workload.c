@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * workload: make predictable kernel allocations for kmemsnoop's tests.
+ *
+ * Only libc (pthread is part of glibc since 2.34), so it links statically
+ * and runs in a busybox initramfs as well as on the host:
+ *
+ *   gcc -std=gnu11 -Wall -Wextra -Werror -O2 -static -o tests/workload tests/workload.c
+ *
+ * Usage: workload [--wait] COMMAND ARGS [+ COMMAND ARGS]...
+ *
+ *   Commands separated by "+" run one after the other in this process
+ *   (thread-msg must be alone), e.g. "msg 100 10 + openclose 5 + pipe 4".
+ *
+ *   --wait   Do every set-up step that is not part of the measurement
+ *            (pre-fault the user buffers, create the helper thread), print
+ *            "pid N" on stdout and block until a byte (or end of file)
+ *            arrives on stdin, or SIGUSR1 arrives.  A test starts the
+ *            workload with stdin on a FIFO, reads its pid, attaches its
+ *            tracers to that pid and then writes one byte to let it go.
+ *            Nothing the workload does after this point runs before the
+ *            byte is read, so the tracers see all of it.
+ *
+ * Lines printed on stdout (always flushed at once): "pid N" (--wait),
+ * "tid N" (thread-msg), "held" (msg-hold), "child N" (fork-msg, printed
+ * after the child has been reaped so that the write happens after all the
+ * child's allocations).
+ *
+ * What each command allocates, checked on 6.18 (x86-64, 4 KiB pages) with
+ * the kmem tracepoints through tracefs filtered on the workload's pid; see
+ * the comments at each command.  SIZE is the message text size in bytes,
+ * the kernel's msg_msg header is 48 bytes on 64-bit kernels.
+ *
+ *   msg SIZE COUNT
+ *       msgget(IPC_PRIVATE), then COUNT x msgsnd(SIZE) and COUNT x msgrcv,
+ *       then msgctl(IPC_RMID).  For SIZE <= 4048 (PAGE_SIZE - 48) each
+ *       msgsnd does exactly one kmalloc from load_msg+... with
+ *       bytes_req = 48 + SIZE, bytes_alloc = the next kmalloc size class
+ *       (8 16 32 64 96 128 192 256 512 1k 2k 4k 8k); each msgrcv frees it
+ *       with one kfree from free_msg+... of the same pointer (and, on 6.18,
+ *       one kfree(NULL) from security_msg_msg_free+..., ptr 0).  On 6.18
+ *       the message comes from dedicated kmem_buckets (6.11) and is traced
+ *       with gfp_flags=GFP_KERNEL accounted=false (older kernels pass
+ *       GFP_KERNEL_ACCOUNT; not checked here).
+ *       Larger messages are split: the first kmalloc is 48 + 4048 = 4096
+ *       bytes and every further piece of up to 4088 (PAGE_SIZE - 8) bytes
+ *       is a msg_msgseg kmalloc(8 + piece) from another load_msg+ offset
+ *       with GFP_KERNEL_ACCOUNT, freed by free_msg (e.g. SIZE 4049 gives
+ *       4096/4096 and 9/16; SIZE 8192 gives 4096, 4096 and 64/64).  SysV
+ *       queues hold 16384 bytes by default (msgmnb) and at most 8192 bytes
+ *       per message (msgmax): messages are sent in batches that fit the
+ *       queue, each batch received before the next is sent, so a msgsnd
+ *       never blocks and never fails (a failed msgsnd would still allocate
+ *       and free a message).  msgget itself allocates the queue (kmalloc
+ *       from newque, sometimes an idr radix_tree_node) and IPC_RMID frees
+ *       it.
+ *
+ *   msg-hold SIZE COUNT
+ *       Like msg but stops after the sends: prints "held", waits for a
+ *       second byte on stdin (or SIGUSR1), then receives and removes.
+ *       COUNT * SIZE must fit in one queue (16384 bytes by default).
+ *
+ *   fork-msg SIZE COUNT
+ *       fork(); the child does "msg SIZE COUNT" and exits; the parent waits
+ *       for it and prints "child PID".  The parent itself makes no
+ *       load_msg allocation; the fork allocates (task_struct, mm, files
+ *       ...) in the parent's context.
+ *
+ *   thread-msg SIZE COUNT
+ *       A second thread (created before --wait blocks; its tid is printed
+ *       as "tid N") does "msg SIZE COUNT" while the main thread does
+ *       "openclose COUNT"; the main thread then joins it.  All load_msg
+ *       allocations are in the second thread's context, none in the main
+ *       thread's.
+ *
+ *   pipe PAGES
+ *       pipe(), F_SETPIPE_SZ so that PAGES pages fit, PAGES writes of one
+ *       page each (each allocates one order-0 page in the pipe write path:
+ *       mm_page_alloc order=0 gfp_flags=GFP_HIGHUSER|__GFP_ACCOUNT), then reads
+ *       them all back and closes both ends (the pages are freed, a couple
+ *       of them cached by the pipe until the close).  The user buffer is
+ *       touched before --wait blocks so it causes no page fault later.
+ *
+ *   openclose N
+ *       N x open("/dev/null") + close: each pair makes three
+ *       kmem_cache_alloc (names_cache from getname_flags, filp from
+ *       alloc_empty_file, lsm_file_cache from security_file_alloc) and the
+ *       three matching kmem_cache_free, and no kmalloc.
+ *
+ *   noise SECONDS SIZE
+ *       Repeats "msg SIZE 8" and "openclose 8" for SECONDS seconds: a
+ *       steady stream of allocations from another process for filter tests.
+ *
+ * Exit status: 0 done, 1 a system call failed, 2 bad usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE 4096
+#define MSG_MAX_TEXT 8192 /* default msgmax; larger sizes are refused */
+#define PIPE_MAX_PAGES 256 /* default pipe-max-size is 1 MiB */
+
+struct msgbuf_big {
+	long mtype;
+	char mtext[MSG_MAX_TEXT];
+};
+
+static struct msgbuf_big msgbuf;
+static char pagebuf[PAGE];
+static volatile sig_atomic_t got_usr1;
+
+static void __attribute__((noreturn)) die(const char *what)
+{
+	fprintf(stderr, "workload: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("workload: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("\n", stderr);
+	va_end(ap);
+	fputs("usage: workload [--wait] COMMAND ARGS [+ COMMAND ARGS]...\n"
+	      "commands: msg SIZE COUNT | msg-hold SIZE COUNT | fork-msg SIZE COUNT |\n"
+	      "          thread-msg SIZE COUNT (alone) | pipe PAGES | openclose N |\n"
+	      "          noise SECONDS SIZE\n",
+	      stderr);
+	exit(2);
+}
+
+static long number(const char *s, long min, long max, const char *what)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		usage("bad %s '%s' (%ld..%ld)", what, s, min, max);
+	return v;
+}
+
+/* One line on stdout, written at once (stdout may be a file or a pipe). */
+static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
+{
+	char line[128];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	if (write(STDOUT_FILENO, line, n) != n)
+		die("write stdout");
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	got_usr1 = 1;
+}
+
+/*
+ * Block until one byte or end of file arrives on stdin, or SIGUSR1.
+ * SIGUSR1 stays blocked except inside ppoll(), so it cannot be lost
+ * between the check and the sleep.
+ */
+static void wait_for_go(void)
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	sigset_t during;
+	char c;
+
+	sigemptyset(&during);
+	for (;;) {
+		if (got_usr1) {
+			got_usr1 = 0;
+			return;
+		}
+		int r = ppoll(&pfd, 1, NULL, &during);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			die("ppoll stdin");
+		}
+		if (pfd.revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) {
+			if (pfd.revents & POLLNVAL)
+				return; /* no stdin at all: nothing to wait for */
+			if (read(STDIN_FILENO, &c, 1) < 0 && errno != EINTR)
+				die("read stdin");
+			return;
+		}
+	}
+}
+
+static void setup_signals(void)
+{
+	struct sigaction sa;
+	sigset_t block;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		die("sigaction");
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &block, NULL))
+		die("sigprocmask");
+}
+
+/* Touch the user buffers so that using them later faults in no page. */
+static void prefault(void)
+{
+	memset(&msgbuf, 'm', sizeof(msgbuf));
+	memset(pagebuf, 'p', sizeof(pagebuf));
+}
+
+static int msg_queue(void)
+{
+	int q = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+
+	if (q < 0)
+		die("msgget");
+	return q;
+}
+
+static long queue_bytes(int q)
+{
+	struct msqid_ds ds;
+
+	if (msgctl(q, IPC_STAT, &ds))
+		die("msgctl IPC_STAT");
+	return (long)ds.msg_qbytes;
+}
+
+static void msg_send(int q, long size)
+{
+	msgbuf.mtype = 1;
+	if (msgsnd(q, &msgbuf, (size_t)size, 0))
+		die("msgsnd");
+}
+
+static void msg_recv(int q, long size)
+{
+	ssize_t n = msgrcv(q, &msgbuf, sizeof(msgbuf.mtext), 0, IPC_NOWAIT);
+
+	if (n < 0)
+		die("msgrcv");
+	if (n != size) {
+		errno = EPROTO;
+		die("msgrcv size");
+	}
+}
+
+static void msg_remove(int q)
+{
+	if (msgctl(q, IPC_RMID, NULL))
+		die("msgctl IPC_RMID");
+}
+
+static void do_msg(long size, long count)
+{
+	int q = msg_queue();
+	long qbytes = queue_bytes(q);
+	long batch = size ? qbytes / size : qbytes - 1;
+
+	if (batch < 1) {
+		errno = EMSGSIZE;
+		die("message larger than the queue");
+	}
+	while (count > 0) {
+		long n = count < batch ? count : batch;
+
+		for (long i = 0; i < n; i++)
+			msg_send(q, size);
+		for (long i = 0; i < n; i++)
+			msg_recv(q, size);
+		count -= n;
+	}
+	msg_remove(q);
+}
+
+static void do_msg_hold(long size, long count)
+{
+	int q = msg_queue();
+	long qbytes = queue_bytes(q);
+
+	if (size * count > qbytes || count >= qbytes) {
+		msg_remove(q);
+		usage("msg-hold: %ld messages of %ld bytes do not fit in a queue of %ld bytes",
+		      count, size, qbytes);
+	}
+	for (long i = 0; i < count; i++)
+		msg_send(q, size);
+	say("held\n");
+	wait_for_go();
+	for (long i = 0; i < count; i++)
+		msg_recv(q, size);
+	msg_remove(q);
+}
+
+static void do_openclose(long n)
+{
+	for (long i = 0; i < n; i++) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			die("open /dev/null");
+		close(fd);
+	}
+}
+
+static void do_fork_msg(long size, long count)
+{
+	int status;
+	pid_t child;
+
+	fflush(NULL);
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		do_msg(size, count);
+		_exit(0);
+	}
+	if (waitpid(child, &status, 0) != child)
+		die("waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		errno = ECHILD;
+		die("child failed");
+	}
+	say("child %d\n", (int)child);
+}
+
+struct thread_arg {
+	sem_t go;
+	long size, count;
+	pid_t tid;
+	sem_t started;
+};
+
+static void *msg_thread(void *p)
+{
+	struct thread_arg *a = p;
+
+	a->tid = (pid_t)syscall(SYS_gettid);
+	sem_post(&a->started);
+	while (sem_wait(&a->go) && errno == EINTR)
+		;
+	do_msg(a->size, a->count);
+	return NULL;
+}
+
+static void do_pipe(long pages)
+{
+	long want = pages * PAGE;
+	int p[2];
+
+	if (pipe(p))
+		die("pipe");
+	if (want > PAGE * 16 && fcntl(p[1], F_SETPIPE_SZ, (int)want) < 0)
+		die("F_SETPIPE_SZ");
+	for (long i = 0; i < pages; i++)
+		if (write(p[1], pagebuf, PAGE) != PAGE)
+			die("write pipe");
+	for (long i = 0; i < pages; i++)
+		if (read(p[0], pagebuf, PAGE) != PAGE)
+			die("read pipe");
+	close(p[0]);
+	close(p[1]);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void do_noise(long seconds, long size)
+{
+	double end = now() + seconds;
+
+	while (now() < end) {
+		do_msg(size, 8);
+		do_openclose(8);
+	}
+}
+
+/* One parsed command of the "+"-separated list. */
+struct step {
+	const char *cmd;
+	long a, b;
+};
+
+#define MAX_STEPS 32
+
+static void parse_step(char **av, int n, struct step *st)
+{
+	const char *cmd = av[0];
+	int want;
+
+	st->cmd = cmd;
+	if (!strcmp(cmd, "msg") || !strcmp(cmd, "msg-hold") ||
+	    !strcmp(cmd, "fork-msg") || !strcmp(cmd, "thread-msg"))
+		want = 2;
+	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose"))
+		want = 1;
+	else if (!strcmp(cmd, "noise"))
+		want = 2;
+	else
+		usage("unknown command '%s'", cmd);
+	if (n - 1 != want)
+		usage("%s takes %d argument%s", cmd, want, want == 1 ? "" : "s");
+
+	if (!strcmp(cmd, "pipe")) {
+		st->a = number(av[1], 1, PIPE_MAX_PAGES, "PAGES");
+	} else if (!strcmp(cmd, "openclose")) {
+		st->a = number(av[1], 0, 100000000, "N");
+	} else if (!strcmp(cmd, "noise")) {
+		st->a = number(av[1], 0, 86400, "SECONDS");
+		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
+	} else {
+		st->a = number(av[1], 0, MSG_MAX_TEXT, "SIZE");
+		st->b = number(av[2], 0, 1000000, "COUNT");
+	}
+}
+
+static void run_step(const struct step *st)
+{
+	if (!strcmp(st->cmd, "msg"))
+		do_msg(st->a, st->b);
+	else if (!strcmp(st->cmd, "msg-hold"))
+		do_msg_hold(st->a, st->b);
+	else if (!strcmp(st->cmd, "fork-msg"))
+		do_fork_msg(st->a, st->b);
+	else if (!strcmp(st->cmd, "pipe"))
+		do_pipe(st->a);
+	else if (!strcmp(st->cmd, "openclose"))
+		do_openclose(st->a);
+	else if (!strcmp(st->cmd, "noise"))
+		do_noise(st->a, st->b);
+}
+
+static void run_thread_msg(int wait, long size, long count)
+{
+	struct thread_arg a = { .size = size, .count = count };
+	pthread_t t;
+	int err;
+
+	if (sem_init(&a.go, 0, 0) || sem_init(&a.started, 0, 0))
+		die("sem_init");
+	err = pthread_create(&t, NULL, msg_thread, &a);
+	if (err) {
+		errno = err;
+		die("pthread_create");
+	}
+	while (sem_wait(&a.started) && errno == EINTR)
+		;
+	if (wait) {
+		say("pid %d\ntid %d\n", (int)getpid(), (int)a.tid);
+		wait_for_go();
+	} else {
+		say("tid %d\n", (int)a.tid);
+	}
+	sem_post(&a.go);
+	do_openclose(count);
+	err = pthread_join(t, NULL);
+	if (err) {
+		errno = err;
+		die("pthread_join");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct step steps[MAX_STEPS];
+	int wait = 0, ai = 1, nsteps = 0;
+
+	if (ai < argc && !strcmp(argv[ai], "--wait")) {
+		wait = 1;
+		ai++;
+	}
+	if (ai >= argc)
+		usage("no command");
+
+	/* COMMAND ARGS [+ COMMAND ARGS]...: run one after the other. */
+	while (ai < argc) {
+		int end = ai;
+
+		while (end < argc && strcmp(argv[end], "+"))
+			end++;
+		if (end == ai)
+			usage("empty command");
+		if (nsteps == MAX_STEPS)
+			usage("more than %d commands", MAX_STEPS);
+		parse_step(argv + ai, end - ai, &steps[nsteps++]);
+		ai = end + 1;
+		if (end < argc && ai == argc)
+			usage("nothing after '+'");
+	}
+
+	setup_signals();
+	prefault();
+
+	if (!strcmp(steps[0].cmd, "thread-msg")) {
+		if (nsteps != 1)
+			usage("thread-msg cannot be combined with other commands");
+		run_thread_msg(wait, steps[0].a, steps[0].b);
+		return 0;
+	}
+	for (int i = 0; i < nsteps; i++)
+		if (!strcmp(steps[i].cmd, "thread-msg"))
+			usage("thread-msg cannot be combined with other commands");
+
+	if (wait) {
+		say("pid %d\n", (int)getpid());
+		wait_for_go();
+	}
+	for (int i = 0; i < nsteps; i++)
+		run_step(&steps[i]);
+	return 0;
+}
