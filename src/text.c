@@ -26,11 +26,88 @@ int text_print_header(struct text_sink *sink)
 	return ferror(sink->out) ? -EIO : 0;
 }
 
-static size_t fmt_call_site(struct text_sink *sink, __u64 addr, char *buf, size_t size)
+/*
+ * A bounded line builder: snprintf was over half of the per-event cost of
+ * text output, and the consumer must keep up with millions of events/s.
+ */
+struct line {
+	char *p;
+	char *end; /* one byte is kept for the NUL */
+};
+
+static void put_mem(struct line *l, const char *s, size_t n)
 {
-	if (sink->ksyms)
-		return ksyms_format(sink->ksyms, addr, buf, size);
-	return snprintf(buf, size, "0x%llx", (unsigned long long)addr);
+	size_t room = l->end - l->p;
+
+	if (n > room)
+		n = room;
+	memcpy(l->p, s, n);
+	l->p += n;
+}
+
+static void put_str(struct line *l, const char *s)
+{
+	put_mem(l, s, strlen(s));
+}
+
+static void put_pad(struct line *l, char c, int n)
+{
+	while (n-- > 0 && l->p < l->end)
+		*l->p++ = c;
+}
+
+/* v in decimal, right-aligned in width with pad (' ' or '0'). */
+static void put_udec(struct line *l, unsigned long long v, int width, char pad)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[sizeof(tmp) - ++n] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	put_pad(l, pad, width - n);
+	put_mem(l, tmp + sizeof(tmp) - n, n);
+}
+
+static void put_sdec(struct line *l, long long v)
+{
+	if (v < 0) {
+		put_mem(l, "-", 1);
+		put_udec(l, -(unsigned long long)v, 0, ' ');
+		return;
+	}
+	put_udec(l, v, 0, ' ');
+}
+
+/* v in lowercase hex, zero-padded to width. */
+static void put_hex(struct line *l, unsigned long long v, int width)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[16];
+	int n = 0;
+
+	do {
+		tmp[sizeof(tmp) - ++n] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	put_pad(l, '0', width - n);
+	put_mem(l, tmp + sizeof(tmp) - n, n);
+}
+
+static void put_call_site(struct text_sink *sink, struct line *l, __u64 addr)
+{
+	if (sink->ksyms) {
+		l->p += ksyms_format(sink->ksyms, addr, l->p, l->end - l->p + 1);
+		return;
+	}
+	put_mem(l, "0x", 2);
+	put_hex(l, addr, 0);
+}
+
+static void put_gfp(struct text_sink *sink, struct line *l, __u32 flags)
+{
+	l->p += gfp_format(sink->gfp, flags, l->p, l->end - l->p + 1);
 }
 
 static const char *accounted(const struct kmt_event *ev)
@@ -41,71 +118,88 @@ static const char *accounted(const struct kmt_event *ev)
 	return acct ? "true" : "false";
 }
 
-/* Appends with snprintf semantics, never running past size. */
-#define APPEND(buf, size, len, ...)                                                     \
-	do {                                                                            \
-		if ((len) < (size))                                                     \
-			(len) += snprintf((buf) + (len), (size) - (len), __VA_ARGS__);  \
-	} while (0)
-
-static size_t fmt_slab_body(struct text_sink *sink, const struct kmt_event *ev, char *buf,
-			    size_t size)
+static void put_slab_body(struct text_sink *sink, struct line *l, const struct kmt_event *ev)
 {
-	char site[160], gfp[256];
-	size_t len = 0;
-	bool named = ev->has_cache && !(ev->cache_flags & KMT_CACHE_NO_NAME);
-
-	fmt_call_site(sink, ev->call_site, site, sizeof(site));
-	APPEND(buf, size, len, "call_site=%s ptr=%016llx", site, (unsigned long long)ev->ptr);
-	if (named)
-		APPEND(buf, size, len, " name=%s", ev->cache_name);
+	put_str(l, "call_site=");
+	put_call_site(sink, l, ev->call_site);
+	put_str(l, " ptr=");
+	put_hex(l, ev->ptr, 16);
+	if (ev->has_cache && !(ev->cache_flags & KMT_CACHE_NO_NAME)) {
+		put_str(l, " name=");
+		put_str(l, ev->cache_name);
+	}
 	if (!ev->has_alloc)
-		return len;
-	gfp_format(sink->gfp, ev->gfp_flags, gfp, sizeof(gfp));
-	APPEND(buf, size, len, " bytes_req=%llu bytes_alloc=%llu gfp_flags=%s node=%d accounted=%s",
-	       (unsigned long long)ev->bytes_req, (unsigned long long)ev->bytes_alloc, gfp,
-	       ev->numa_node, accounted(ev));
-	return len;
+		return;
+	put_str(l, " bytes_req=");
+	put_udec(l, ev->bytes_req, 0, ' ');
+	put_str(l, " bytes_alloc=");
+	put_udec(l, ev->bytes_alloc, 0, ' ');
+	put_str(l, " gfp_flags=");
+	put_gfp(sink, l, ev->gfp_flags);
+	put_str(l, " node=");
+	put_sdec(l, ev->numa_node);
+	put_str(l, " accounted=");
+	put_str(l, accounted(ev));
 }
 
-static size_t fmt_page_body(struct text_sink *sink, const struct kmt_event *ev, char *buf,
-			    size_t size)
+static void put_page_body(struct text_sink *sink, struct line *l, const struct kmt_event *ev)
 {
-	char gfp[256];
-	size_t len = 0;
-	unsigned long long pfn = ev->has_page ? ev->pfn : KMT_PFN_NONE;
-
-	APPEND(buf, size, len, "page=%016llx pfn=0x%llx order=%u", (unsigned long long)ev->ptr,
-	       pfn, ev->has_page ? ev->order : 0);
+	put_str(l, "page=");
+	put_hex(l, ev->ptr, 16);
+	put_str(l, " pfn=0x");
+	put_hex(l, ev->has_page ? ev->pfn : KMT_PFN_NONE, 0);
+	put_str(l, " order=");
+	put_udec(l, ev->has_page ? ev->order : 0, 0, ' ');
 	if (!ev->has_alloc)
-		return len;
-	gfp_format(sink->gfp, ev->gfp_flags, gfp, sizeof(gfp));
-	APPEND(buf, size, len, " migratetype=%d gfp_flags=%s", ev->has_page ? ev->migratetype : -1,
-	       gfp);
-	return len;
+		return;
+	put_str(l, " migratetype=");
+	put_sdec(l, ev->has_page ? ev->migratetype : -1);
+	put_str(l, " gfp_flags=");
+	put_gfp(sink, l, ev->gfp_flags);
+}
+
+/* "%16s-%-7d [%03u] %5llu.%06llu: name: " as the kernel's trace file. */
+static void put_context(struct line *l, const struct kmt_event *ev)
+{
+	const char *comm = ev->has_task ? ev->comm : "<...>";
+	unsigned long long ts = ev->has_time ? ev->timestamp : 0;
+	char *tid_start;
+
+	put_pad(l, ' ', 16 - (int)strlen(comm));
+	put_str(l, comm);
+	put_mem(l, "-", 1);
+	tid_start = l->p;
+	put_sdec(l, ev->has_task ? (long long)ev->tid : -1);
+	put_pad(l, ' ', 7 - (int)(l->p - tid_start));
+	put_str(l, " [");
+	put_udec(l, ev->has_time ? ev->cpu : 0, 3, '0');
+	put_str(l, "] ");
+	put_udec(l, ts / 1000000000ULL, 5, ' ');
+	put_mem(l, ".", 1);
+	put_udec(l, ts % 1000000000ULL / 1000, 6, '0');
+	put_str(l, ": ");
+	put_str(l, kmt_event_name(ev));
+	put_str(l, ": ");
 }
 
 size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, char *buf,
 			 size_t size)
 {
-	unsigned long long ts = ev->has_time ? ev->timestamp : 0;
-	size_t len = 0;
+	struct line l = { .p = buf, .end = buf + size - 2 }; /* room for '\n' and NUL */
 
-	APPEND(buf, size, len, "%16s-%-7d [%03u] %5llu.%06llu: %s: ",
-	       ev->has_task ? ev->comm : "<...>", ev->has_task ? (int)ev->tid : -1,
-	       ev->has_time ? ev->cpu : 0, ts / 1000000000ULL, ts % 1000000000ULL / 1000,
-	       kmt_event_name(ev));
-	if (len >= size)
-		return size - 1;
+	if (size < 2) {
+		if (size)
+			buf[0] = 0;
+		return 0;
+	}
+	put_context(&l, ev);
 	if (ev->type_id == KMT_TYPE_PAGES)
-		len += fmt_page_body(sink, ev, buf + len, size - len);
+		put_page_body(sink, &l, ev);
 	else
-		len += fmt_slab_body(sink, ev, buf + len, size - len);
-	if (len >= size - 1)
-		len = size - 2;
-	buf[len++] = '\n';
-	buf[len] = 0;
-	return len;
+		put_slab_body(sink, &l, ev);
+	*l.p++ = '\n';
+	*l.p = 0;
+	return l.p - buf;
 }
 
 int text_print_event(struct text_sink *sink, const struct kmt_event *ev)
