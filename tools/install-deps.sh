@@ -2,8 +2,10 @@
 # Installs what kmemsnoop needs to build and test on Debian 12 (or newer),
 # skipping what is already there.  Run as root (or through sudo).
 set -eu
-pkgs="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
-      libncurses-dev tmux bpftrace qemu-system-x86 busybox-static cpio gzip util-linux"
+# build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs);
+# tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian.
+pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+      util-linux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
