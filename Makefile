@@ -2,6 +2,7 @@
 #
 #   make            ./kmemsnoop, the unit tests and the test workload
 #   make test       the whole test suite (root: it runs BPF programs)
+#   make bench      overhead on an allocation-heavy loop (root; not part of test)
 #   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
 #   make deps       install the build and test dependencies (Debian, apt-get)
 #   make clean
@@ -68,10 +69,10 @@ APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all test unit run deps clean vmlinux
+.PHONY: all test unit run deps clean vmlinux bench
 .DELETE_ON_ERROR:
 
-all: kmemsnoop tests/unit/unit_tests tests/workload
+all: kmemsnoop tests/unit/unit_tests tests/workload bench/openclose
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) -lelf -lz -o $@
@@ -114,6 +115,12 @@ tests/workload: tests/workload.c
 test: all
 	tests/run.sh
 
+bench/openclose: bench/openclose.c
+	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) $< -o $@
+
+bench: all
+	bench/overhead.sh
+
 deps:
 	tools/install-deps.sh
 
@@ -125,4 +132,4 @@ vmlinux:
 	tools/gen-vmlinux-h.sh
 
 clean:
-	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/workload
+	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/workload bench/openclose
