@@ -457,11 +457,18 @@ static int trace(struct tracer *t)
 	if (t->output_closed)
 		ret = 0;
 	print_summary(t);
-	if (ret < 0 && !t->err[0])
-		set_error(t, "reading the ring buffers: %s", strerror(-ret));
-	if (finish_output(t) || ret < 0)
+	if (ret < 0) {
+		char first[sizeof(t->err)];
+
+		if (!t->err[0])
+			set_error(t, "reading the ring buffers: %s", strerror(-ret));
+		/* Close what was written, but report the first failure. */
+		memcpy(first, t->err, sizeof(first));
+		finish_output(t);
+		memcpy(t->err, first, sizeof(first));
 		return -1;
-	return 0;
+	}
+	return finish_output(t);
 }
 
 static int open_output(struct tracer *t)
