@@ -277,6 +277,28 @@ ks_wait() {
 	return $rc
 }
 
+# start_traced WL_ID KS_ID [KMEMSNOOP_ARGS...] -- WORKLOAD_ARGS...: starts
+# the workload held at its start, then kmemsnoop -p on it; sets PID.  If
+# either does not start, every test of the script FAILs and it ends.
+start_traced() {
+	local wl=$1 ks=$2 ks_args=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		ks_args+=("$1")
+		shift
+	done
+	shift
+	if ! wl_start "$wl" "$@"; then
+		fail_rest "${TESTS[@]}" "the workload did not start: $(head -c 200 "$WORK/$wl.werr")"
+		finish
+	fi
+	PID=${WL_PID[$wl]}
+	if ! ks_start "$ks" -p "$PID" "${ks_args[@]}"; then
+		fail_rest "${TESTS[@]}" "kmemsnoop ${ks_args[*]}: $(ks_start_fail_why "$ks")"
+		finish
+	fi
+}
+
 # ks_recursion_misses ID: the events the kernel did not give kmemsnoop's
 # running BPF programs because one of them was already running on that CPU
 # (an allocation in an interrupt during a program run): the sum of

@@ -22,15 +22,7 @@ require_kmemsnoop
 require_workload
 
 DIR=$WORK/kmt
-if ! wl_start w msg 200 "$COUNT" + openclose 20 + pipe 4; then
-	fail_rest "${TESTS[@]}" "the workload did not start: $(head -c 200 "$WORK/w.werr")"
-	finish
-fi
-PID=${WL_PID[w]}
-if ! ks_start kb -p "$PID" -o "$DIR"; then
-	fail_rest "${TESTS[@]}" "kmemsnoop -o: $(ks_start_fail_why kb)"
-	finish
-fi
+start_traced w kb -o "$DIR" -- msg 200 "$COUNT" + openclose 20 + pipe 4
 if ! ks_start kt -p "$PID"; then
 	fail_rest "${TESTS[@]}" "kmemsnoop (text): $(ks_start_fail_why kt)"
 	finish

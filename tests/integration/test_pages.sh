@@ -20,15 +20,7 @@ require_kmemsnoop
 require_workload
 require_tracefs
 
-if ! wl_start w pipe "$PAGES"; then
-	fail_rest "${TESTS[@]}" "the workload did not start: $(head -c 200 "$WORK/w.werr")"
-	finish
-fi
-PID=${WL_PID[w]}
-if ! ks_start k -p "$PID"; then
-	fail_rest "${TESTS[@]}" "$(ks_start_fail_why k)"
-	finish
-fi
+start_traced w k -- pipe "$PAGES"
 ks_watch_misses k
 oracle_ok=1
 oracle_start o "$PID" || oracle_ok=0

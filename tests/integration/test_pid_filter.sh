@@ -27,16 +27,7 @@ for n in n1 n2; do
 done
 NOISE_PIDS="${WL_PID[n1]} ${WL_PID[n2]}"
 
-if ! wl_start w msg 100 "$COUNT" + openclose "$COUNT" + pipe 8; then
-	fail_rest "${TESTS[@]}" "the workload did not start: $(head -c 200 "$WORK/w.werr")"
-	finish
-fi
-PID=${WL_PID[w]}
-
-if ! ks_start k -p "$PID"; then
-	fail_rest "${TESTS[@]}" "$(ks_start_fail_why k)"
-	finish
-fi
+start_traced w k -- msg 100 "$COUNT" + openclose "$COUNT" + pipe 8
 # shellcheck disable=SC2086
 oracle_ok=1
 oracle_start noise $NOISE_PIDS || oracle_ok=0
