@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #include "binin.h"
 #include "env.h"
@@ -102,6 +103,17 @@ static int print_trace_dir(const char *dir)
 	return ret;
 }
 
+/* -C must name a CPU this machine can have, or the trace is silently empty. */
+static int check_cpu(const struct env *env)
+{
+	int ncpus = libbpf_num_possible_cpus();
+
+	if (env->cpu < 0 || ncpus <= 0 || env->cpu < ncpus)
+		return 0;
+	fprintf(stderr, "kmemsnoop: no CPU %d: this machine has CPUs 0-%d\n", env->cpu, ncpus - 1);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct env env;
@@ -111,6 +123,8 @@ int main(int argc, char **argv)
 		return ret;
 	if (env.input_dir)
 		return print_trace_dir(env.input_dir);
+	if (check_cpu(&env))
+		return EXIT_USAGE;
 	if (check_privileges())
 		return EXIT_RUNTIME;
 	if (env.pid && resolve_pid(&env))

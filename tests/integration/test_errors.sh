@@ -13,6 +13,7 @@ USAGE_CASES=(
 	"d_negative|2|-d -1"
 	"e_bogus|2|-e bogus -d 2"
 	"b_3|2|-b 3 -d 2"
+	"C_no_such_cpu|2|-C 1000 -d 2"
 	"unknown_option|2|--no-such-option -d 2"
 )
 for c in "${USAGE_CASES[@]}"; do TESTS+=("errors.usage.${c%%|*}"); done
