@@ -164,6 +164,7 @@ static void configure(struct tracer *t)
 	ro->filter_size = env->size_filter;
 	ro->min_size = env->min_size;
 	ro->max_size = env->max_size;
+	ro->page_size = sysconf(_SC_PAGESIZE);
 	ro->kmalloc_args = t->kf.kmalloc_args;
 	ro->cache_alloc_args = t->kf.cache_alloc_args;
 	ro->cache_free_args = t->kf.cache_free_args;

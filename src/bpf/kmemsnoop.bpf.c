@@ -34,6 +34,7 @@ const volatile __u32 target_cpu = 0;
 const volatile char target_comm[KMT_COMM_LEN] = {};
 const volatile __u64 min_size = 0;
 const volatile __u64 max_size = ~0ULL;
+const volatile __u32 page_size = 4096; /* the system's, set by user space */
 const volatile __u8 kmalloc_args = KMT_KMALLOC_NODE;
 const volatile __u8 cache_alloc_args = KMT_CACHE_ALLOC_CACHE;
 const volatile __u8 cache_free_args = KMT_CACHE_FREE_CACHE;
@@ -494,21 +495,14 @@ static __always_inline void fill_page(struct kmt_feat_page *fp, __u64 *stored_pa
 	fp->pfn = page_to_pfn(stored_page);
 }
 
-static __always_inline bool page_size_passes(__u64 page, __u32 order, bool alloc)
-{
-	__u64 bytes = 4096ULL << (order & 31);
-
-	return alloc ? alloc_size_passes(page, bytes) : free_size_passes(page);
-}
-
 static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	struct kmt_rec_page_alloc *rec;
 	__u32 order = ARG(ctx, 1);
-	__u64 bytes = 4096ULL << (order & 31);
+	__u64 bytes = (__u64)page_size << (order & 31);
 
-	if (!task_passes(&ev) || !page_size_passes(ARG(ctx, 0), order, true))
+	if (!task_passes(&ev) || !alloc_size_passes(ARG(ctx, 0), bytes))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
@@ -529,7 +523,7 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 	struct kmt_rec_page_free *rec;
 	__u32 order = ARG(ctx, 1);
 
-	if (!task_passes(&ev) || !page_size_passes(ARG(ctx, 0), order, false))
+	if (!task_passes(&ev) || !free_size_passes(ARG(ctx, 0)))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
