@@ -64,7 +64,7 @@ check $? pfilter.no_noise "$nn lines from the noise processes ($NOISE_PIDS) or w
 # The filter did not drop the workload's own events.
 nmsg=$(ev_count "$tab" '$5 == "kmalloc" && $6 ~ /^load_msg\+/ && $8 == 148')
 nfree=$(ev_count "$tab" '$5 == "kfree" && $6 ~ /^free_msg\+/')
-nname=$(ev_count "$tab" '$5 == "kmem_cache_alloc" && $11 == "names_cache"')
+nname=$(ev_count "$tab" "$NAMES_ALLOC")
 npage=$(ev_count "$tab" '$5 == "mm_page_alloc"')
 [ "$nmsg" -eq "$COUNT" ] && [ "$nfree" -eq "$COUNT" ] && [ "$nname" -ge "$COUNT" ] && [ "$npage" -ge 8 ]
 check $? pfilter.own_events "expected $COUNT load_msg kmallocs (got $nmsg), $COUNT free_msg kfrees (got $nfree), >= $COUNT names_cache allocations (got $nname), >= 8 mm_page_alloc (got $npage)"
