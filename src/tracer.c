@@ -440,12 +440,34 @@ static int drain(struct tracer *t)
 	return ret;
 }
 
+/*
+ * What this kernel cannot give, said once before tracing starts: its
+ * events carry no cache to name (kmem_cache_alloc before 6.1,
+ * kmem_cache_free before 5.12), or BPF has no atomic fetch-add for the
+ * sequence numbers of -o (before 5.12).
+ */
+static void note_kernel_limits(const struct tracer *t)
+{
+	bool alloc = t->kf.cache_alloc_args != KMT_CACHE_ALLOC_CACHE;
+	bool free = t->kf.cache_free_args == KMT_CACHE_FREE_PLAIN;
+
+	if ((t->env->events & EV_CACHE) && (alloc || free))
+		fprintf(stderr, "kmemsnoop: this kernel's %s events do not say which cache: "
+				"their lines have no name=\n",
+			alloc && free ? "kmem_cache_alloc and kmem_cache_free" :
+			alloc ? "kmem_cache_alloc" : "kmem_cache_free");
+	if (t->binout && !t->kf.atomic_fetch)
+		fprintf(stderr, "kmemsnoop: this kernel has no BPF atomic fetch-add: sequence "
+				"numbers may repeat across CPUs (-i orders ties by time)\n");
+}
+
 static int trace(struct tracer *t)
 {
 	int ret;
 
 	if (setup_with_fallback(t))
 		return -1;
+	note_kernel_limits(t);
 	if (t->binout == NULL && text_print_header(&t->text))
 		return set_error(t, "writing output: %s", strerror(errno));
 	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
