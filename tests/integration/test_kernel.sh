@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# What the running kernel lets kmemsnoop see, and that kmemsnoop says what
+# it cannot.  Cache names: kmem_cache_alloc lines carry name= where the
+# tracepoint passes the struct kmem_cache (6.1), kmem_cache_free lines
+# where it passes the cache or its name (5.12); on older kernels the
+# names are SKIPped here and kmemsnoop must print a note when it starts
+# (and no name= at all).  Sequence numbers of -o: without BPF atomic
+# fetch-add (before 5.12) kmemsnoop must say they may repeat.  What to
+# expect comes from the kernel version (lib.sh kernel_at_least), an oracle
+# independent of kmemsnoop's own detection from BTF.
+. "$(dirname "$0")/../lib.sh"
+
+TESTS=(kernel.clean_stop kernel.alloc_names kernel.free_names kernel.names_note kernel.seq_note)
+N=20
+
+require_root
+require_kmemsnoop
+require_workload
+
+start_traced w k -e cache -- openclose "$N"
+wl_run w || fail kernel.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
+ks_check_stop kernel.clean_stop k
+tab=$WORK/k.tab
+ev_table "$(ks_out k)" >"$tab"
+note=$(grep -c "^kmemsnoop: this kernel's .* events do not say which cache" "$(ks_err k)")
+
+# names EVENT: "named unnamed names_cache" counts of EVENT lines.
+names() {
+	awk -F'\t' -v e="$1" '$5 == e { if ($11 == "-") u++; else n++; if ($11 == "names_cache") c++ }
+		END { print n + 0, u + 0, c + 0 }' "$tab"
+}
+read -r an au ac < <(names kmem_cache_alloc)
+read -r fn fu fc < <(names kmem_cache_free)
+
+if [ "$CACHE_ALLOC_NAMES" = 1 ]; then
+	[ "$au" -eq 0 ] && [ "$ac" -eq "$N" ]
+	check $? kernel.alloc_names "kmem_cache_alloc lines: $an with name=, $au without; $ac names_cache (expected $N)"
+else
+	skip kernel.alloc_names "kernel $KERNEL_RELEASE is older than 6.1: its kmem_cache_alloc event does not say which cache"
+fi
+if [ "$CACHE_FREE_NAMES" = 1 ]; then
+	[ "$fu" -eq 0 ] && [ "$fc" -eq "$N" ]
+	check $? kernel.free_names "kmem_cache_free lines: $fn with name=, $fu without; $fc names_cache (expected $N)"
+else
+	skip kernel.free_names "kernel $KERNEL_RELEASE is older than 5.12: its kmem_cache_free event does not say which cache"
+fi
+
+# The note when names are missing, and no name= then (a wrong name would
+# be worse than none); no note when they are all there.
+if [ "$CACHE_ALLOC_NAMES" = 1 ] && [ "$CACHE_FREE_NAMES" = 1 ]; then
+	[ "$note" -eq 0 ]
+	check $? kernel.names_note "kmemsnoop says cache names are missing on $KERNEL_RELEASE, which has them"
+else
+	missing=$([ "$CACHE_ALLOC_NAMES" = 1 ] || echo "$an kmem_cache_alloc"; [ "$CACHE_FREE_NAMES" = 1 ] || echo "$fn kmem_cache_free")
+	named=$(echo "$missing" | awk '{ n += $1 } END { print n + 0 }')
+	[ "$note" -eq 1 ] && [ "$named" -eq 0 ]
+	check $? kernel.names_note "on $KERNEL_RELEASE: $note note(s) about missing cache names on stderr (expected 1), lines with name= where the kernel gives none: $(echo "$missing" | tr '\n' ' ')(expected 0)"
+fi
+
+# -o: the note about sequence numbers exactly where there is no atomic
+# fetch-add.
+timeout -k 5 30 "$KMEMSNOOP" -o "$WORK/trace" -d 1 -e kmalloc >/dev/null 2>"$WORK/o.err" </dev/null
+rc=$?
+nseq=$(grep -c '^kmemsnoop: this kernel has no BPF atomic fetch-add' "$WORK/o.err")
+if kernel_at_least 5 12; then want=0; else want=1; fi
+[ $rc -eq 0 ] && [ "$nseq" -eq $want ]
+check $? kernel.seq_note "kmemsnoop -o -d 1 on $KERNEL_RELEASE: status $rc, $nseq note(s) about repeating sequence numbers (expected $want)"
+
+finish
