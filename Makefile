@@ -1,7 +1,11 @@
 # kmemsnoop build.
 #
 #   make            ./kmemsnoop, the unit tests and the test workload
-#   make test       the whole test suite (root: it runs BPF programs)
+#   make test       the whole test suite (root: it runs BPF programs), the VM
+#                   matrix included
+#   make static     a fully static ./kmemsnoop (libbpf, libelf, zlib linked in)
+#   make vmtest     the integration tests on Debian's 5.10, 6.1 and 6.12 kernels
+#                   under QEMU (tools/vmtest; downloads cached)
 #   make bench      overhead on an allocation-heavy loop (root; not part of test)
 #   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
 #   make deps       install the build and test dependencies (Debian, apt-get)
@@ -55,6 +59,16 @@ BPFTOOL_FROM := system bpftool $(BPFTOOL)
 BPFTOOL_DEP :=
 endif
 
+# --- static linking ------------------------------------------------------------
+# Static libraries behind libbpf: pkg-config --static knows what this
+# system's libelf needs (zlib; newer elfutils also zstd).
+ifneq ($(LIBBPF_A),)
+STATIC_LIBS := $(LIBBPF_A) $(or $(shell $(PKG_CONFIG) --static --libs libelf zlib 2>/dev/null),-lelf -lz)
+else
+STATIC_LIBS := $(or $(shell $(PKG_CONFIG) --static --libs libbpf 2>/dev/null),-lbpf -lelf -lz)
+endif
+STATIC_KMEMSNOOP := $(OUTPUT)/static/kmemsnoop
+
 ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
 $(info kmemsnoop: using $(LIBBPF_FROM), $(BPFTOOL_FROM))
 endif
@@ -69,7 +83,7 @@ APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all test unit run deps clean vmlinux bench
+.PHONY: all test unit run deps clean vmlinux bench static vmtest
 .DELETE_ON_ERROR:
 
 all: kmemsnoop tests/unit/unit_tests tests/workload bench/openclose
@@ -112,8 +126,25 @@ unit: tests/unit/unit_tests
 tests/workload: tests/workload.c
 	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -static $< -o $@
 
-test: all
-	tests/run.sh
+# The same objects linked with -static, checked to need no shared library:
+# this binary runs in the test VMs' initramfs and on machines without libbpf.
+$(STATIC_KMEMSNOOP): $(APP_OBJS) $(LIBBPF_DEP)
+	mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -static $(APP_OBJS) $(STATIC_LIBS) -o $@
+	@if readelf -d $@ | grep -q NEEDED; then \
+		echo "kmemsnoop: $@ still needs shared libraries:" >&2; readelf -d $@ | grep NEEDED >&2; \
+		rm -f $@; exit 1; fi
+
+static: $(STATIC_KMEMSNOOP)
+	cp $(STATIC_KMEMSNOOP) kmemsnoop
+
+# tests/run.sh runs tools/vmtest after the host's tests, so that its
+# closing totals count the VMs' results too.
+test: all $(STATIC_KMEMSNOOP)
+	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tests/run.sh
+
+vmtest: $(STATIC_KMEMSNOOP) tests/workload
+	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tools/vmtest
 
 bench/openclose: bench/openclose.c
 	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) $< -o $@
