@@ -2,10 +2,13 @@
 # Installs what kmemsnoop needs to build and test on Debian 12 (or newer),
 # skipping what is already there.  Run as root (or through sudo).
 set -eu
-# build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs);
-# tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian.
+# build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs; the
+# -dev packages also ship the .a files make static links);
+# tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;
+# tools/vmtest: qemu, and for the VMs' initramfs busybox and bash linked
+# statically, cpio to pack it (apt-get and dpkg-deb fetch the kernels).
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
-      util-linux"
+      util-linux qemu-system-x86 busybox-static bash-static cpio"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
