@@ -186,13 +186,22 @@ CACHE_FREE_NAMES=0
 kernel_at_least 6 1 && CACHE_ALLOC_NAMES=1
 kernel_at_least 5 12 && CACHE_FREE_NAMES=1
 
-# Awk conditions on ev_table rows for the objects every open() allocates
-# and frees: the path (names_cache) and the file (filp).  By the cache's
+# Awk conditions on ev_table rows for the objects every open() allocates:
+# the path (names_cache) and the file (filp).  By the cache's
 # name where the line has one, else (no name= on this kernel, in
 # kmemsnoop's text or in the kernel's own trace) by call site and size.
 NAMES_ALLOC='($5 == "kmem_cache_alloc" && ($11 == "names_cache" || ($11 == "-" && $6 ~ /^getname/ && $8 == 4096)))'
-NAMES_FREE='($5 == "kmem_cache_free" && ($11 == "names_cache" || ($11 == "-" && $6 ~ /^putname[.+]/)))'
 FILP_ALLOC='($5 == "kmem_cache_alloc" && ($11 == "filp" || ($11 == "-" && $6 ~ /^(__alloc_file|alloc_empty_file)\+/)))'
+
+# names_frees TABLE: the kmem_cache_free rows of names_cache objects: by
+# name, else (5.10: no name, and putname is inlined into its callers) the
+# frees of a pointer a NAMES_ALLOC row handed out and nothing freed since.
+# Rows in trace order, as the oracle's are.
+names_frees() {
+	awk -F'\t' "$NAMES_ALLOC"' { live[$7] = 1; next }
+	$5 == "kmem_cache_free" && ($11 == "names_cache" || ($11 == "-" && ($7 in live))) { delete live[$7]; n++ }
+	END { print n + 0 }' "$1"
+}
 
 # ---------------------------------------------------------------- cleanup
 
@@ -667,11 +676,16 @@ function parse(line,    head, m, tp, i) {
 	P_COMM = substr(tp, 1, RSTART - 1)
 	return 1
 }
-function fld(key,    s, b) {
-	b = " " P_BODY
-	if (!match(b, " " key "=[^ ]*"))
+# index() rather than a regex made of key: busybox awk compiles such a
+# regex anew on every call, which made ev_table 10 times slower.
+function fld(key,    s, i) {
+	i = index(" " P_BODY, " " key "=")
+	if (!i)
 		return "-"
-	s = substr(b, RSTART + length(key) + 2, RLENGTH - length(key) - 2)
+	s = substr(P_BODY, i + length(key) + 1)
+	i = index(s, " ")
+	if (i)
+		s = substr(s, 1, i - 1)
 	return s == "" ? "-" : s
 }
 function norm(    b, v) {
@@ -776,6 +790,13 @@ ev_bad_layout() {
 		} else ok = 0
 		if (!ok) print
 	}' "$1"
+}
+
+# ev_lines FILE: the number of event lines of a trace (what
+# "ev_count <(ev_table FILE) 1" counts), by grep: parsing 100k lines with
+# busybox awk under emulation takes a minute.
+ev_lines() {
+	grep -cv -e '^#' -e '^[[:space:]]*$' "$1"
 }
 
 # ev_count TABLE AWK-CONDITION: number of rows of an ev_table output

@@ -85,7 +85,7 @@ if wl_start wo openclose $N && oracle_start oo "${WL_PID[wo]}"; then
 		ev_table "$(oracle_file oo)" >"$WORK/oo.tab"
 		nn=$(ev_count "$WORK/oo.tab" "$NAMES_ALLOC")
 		nf=$(ev_count "$WORK/oo.tab" "$FILP_ALLOC")
-		nnf=$(ev_count "$WORK/oo.tab" "$NAMES_FREE")
+		nnf=$(names_frees "$WORK/oo.tab")
 		[ "$nn" -eq $N ] && [ "$nf" -eq $N ] && [ "$nnf" -eq $N ]
 		check $? workload.openclose "openclose $N: $nn names_cache allocations, $nnf names_cache frees, $nf filp allocations (expected $N each)"
 	else
