@@ -9,10 +9,13 @@
 # (and no name= at all).  Sequence numbers of -o: without BPF atomic
 # fetch-add (before 5.12) kmemsnoop must say they may repeat.  What to
 # expect comes from the kernel version (lib.sh kernel_at_least), an oracle
-# independent of kmemsnoop's own detection from BTF.
+# independent of kmemsnoop's own detection from BTF.  And --raw-tp: the
+# raw_tp programs (the fallback where tp_btf cannot attach, and on 5.10
+# their no-atomic-fetch variants) must print what the tp_btf ones print.
 . "$(dirname "$0")/../lib.sh"
 
-TESTS=(kernel.clean_stop kernel.alloc_names kernel.free_names kernel.names_note kernel.seq_note)
+TESTS=(kernel.clean_stop kernel.alloc_names kernel.free_names kernel.names_note kernel.seq_note
+	kernel.raw_tp_clean_stop kernel.tp_btf_clean_stop kernel.raw_tp_same)
 N=20
 
 require_root
@@ -67,5 +70,27 @@ nseq=$(grep -c '^kmemsnoop: this kernel has no BPF atomic fetch-add' "$WORK/o.er
 if kernel_at_least 5 12; then want=0; else want=1; fi
 [ $rc -eq 0 ] && [ "$nseq" -eq $want ]
 check $? kernel.seq_note "kmemsnoop -o -d 1 on $KERNEL_RELEASE: status $rc, $nseq note(s) about repeating sequence numbers (expected $want)"
+
+# --raw-tp and tp_btf side by side on one workload: the same lines but
+# for the timestamps (each program reads the clock itself).
+start_traced wr kraw --raw-tp -- msg 100 "$N" + openclose "$N" + pipe 4
+if ! ks_start kbtf -p "$PID"; then
+	fail_rest kernel.raw_tp_clean_stop kernel.tp_btf_clean_stop kernel.raw_tp_same "kmemsnoop (tp_btf): $(ks_start_fail_why kbtf)"
+	finish
+fi
+wl_run wr || fail kernel.workload "the workload failed (status ${WL_RC[wr]})" "$WORK/wr.werr"
+ks_check_stop kernel.raw_tp_clean_stop kraw
+ks_check_stop kernel.tp_btf_clean_stop kbtf
+for id in kraw kbtf; do
+	grep -v '^#' "$(ks_out "$id")" | sed -E 's/ +[0-9]+\.[0-9]{6}: / /' | LC_ALL=C sort >"$WORK/$id.lines"
+done
+nmsg=$(grep -c ' kmalloc: call_site=load_msg+.* bytes_req=148 ' "$WORK/kraw.lines")
+if [ "$nmsg" -ne "$N" ]; then
+	fail kernel.raw_tp_same "--raw-tp shows $nmsg load_msg kmallocs of 148 bytes, not $N"
+elif diff=$(multiset_diff "$WORK/kraw.lines" "$WORK/kbtf.lines"); then
+	pass kernel.raw_tp_same
+else
+	fail kernel.raw_tp_same "$(echo "$diff" | grep -c '^<') line(s) only with --raw-tp, $(echo "$diff" | grep -c '^>') only with tp_btf, e.g. $(echo "$diff" | first_lines 2)"
+fi
 
 finish
