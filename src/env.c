@@ -12,11 +12,16 @@
 
 #define KMEMSNOOP_VERSION "0.1"
 #define DEFAULT_RING_SIZE (8ULL << 20)
+#define DEFAULT_TOP 10
+#define MIN_INTERVAL 0.1
+#define MAX_TOP 10000
 
 static const char usage_text[] =
 "Usage: kmemsnoop [OPTION...]\n"
+"       kmemsnoop --hist[=req] [OPTION...] [INTERVAL [COUNT]]\n"
 "Trace the kernel's memory allocations and frees (kmalloc, slab caches, pages)\n"
-"with BPF, printed as ftrace-style text or written as kmemtrace binary files.\n"
+"with BPF, printed as ftrace-style text or written as kmemtrace binary files,\n"
+"or counted in the kernel and shown as size histograms (--hist).\n"
 "\n"
 "Filters (applied in the kernel, before anything is recorded):\n"
 "  -p, --pid=PID          only process PID (all its threads), and the processes\n"
@@ -37,11 +42,26 @@ static const char usage_text[] =
 "                         DIR/total_overruns (bytes lost), DIR/total_overrun_events\n"
 "  -i, --input=DIR        read such a directory and print it as text, in sequence order\n"
 "\n"
+"Histograms (counted in the kernel, nothing sent per event):\n"
+"      --hist[=alloc|req] log2 histograms of allocation sizes, bytes allocated\n"
+"                         (default) or bytes requested, every INTERVAL seconds\n"
+"                         (default 1, at least 0.1), COUNT times (default: until\n"
+"                         Ctrl-C).  On a terminal: a live full-screen view (q or\n"
+"                         Ctrl-C quits); otherwise one text block per interval\n"
+"      --hist-by=KEY      one histogram per KEY: cache (the slab cache; kmalloc by\n"
+"                         size class, pages by order), callsite (the allocating\n"
+"                         function), comm (task name), event (kmalloc,\n"
+"                         kmem_cache_alloc, mm_page_alloc) or order (page order);\n"
+"                         implies --hist\n"
+"      --top=N            show the N busiest keys (default 10)\n"
+"      --live             the live view even when stdout is not a terminal\n"
+"                         (implies --hist)\n"
+"\n"
 "Control:\n"
 "  -d, --duration=SECONDS stop after SECONDS (default: until Ctrl-C or SIGTERM)\n"
 "  -b, --buffer-size=SIZE ring buffer per CPU, a power of two >= 64K, K/M/G suffixes\n"
 "                         allowed (default 8M); records that find it full are lost\n"
-"                         and counted\n"
+"                         and counted (not with --hist, which has no ring buffer)\n"
 "      --raw-tp           use raw_tp programs even where tp_btf works\n"
 "  -v, --verbose          show libbpf's messages and what was detected\n"
 "  -h, --help             this help\n"
@@ -49,6 +69,10 @@ static const char usage_text[] =
 "\n"
 "Text output (stdout) is one line per event, like the kernel's kmem trace events,\n"
 "with real (unhashed) pointers. A summary of events written and lost goes to stderr.\n"
+"--hist counts successful allocations by size; frees are counted but not sized\n"
+"(kfree does not say how much it frees); failed allocations, allocations whose key\n"
+"did not fit in the key table, and events BPF skipped (allocations in interrupts\n"
+"while a program ran) are counted and shown.\n"
 "\n"
 "Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF\n"
 "(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF=y); kernels 5.10 and later.\n"
@@ -58,12 +82,18 @@ static const char usage_text[] =
 "  kmemsnoop                     # every allocation on the machine\n"
 "  kmemsnoop -p 1234 -e kmalloc  # kmalloc/kfree made by process 1234\n"
 "  kmemsnoop -o /tmp/trace -d 10 # ten seconds of binary trace\n"
-"  kmemsnoop -i /tmp/trace       # print it\n";
+"  kmemsnoop -i /tmp/trace       # print it\n"
+"  kmemsnoop --hist              # live histograms on a terminal\n"
+"  kmemsnoop --hist-by cache 5 3 # per-cache histograms, every 5 s, 3 times\n";
 
 enum {
 	OPT_MIN_SIZE = 0x100,
 	OPT_MAX_SIZE,
 	OPT_RAW_TP,
+	OPT_HIST,
+	OPT_HIST_BY,
+	OPT_TOP,
+	OPT_LIVE,
 };
 
 static const struct option long_options[] = {
@@ -79,6 +109,10 @@ static const struct option long_options[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "buffer-size", required_argument, NULL, 'b' },
 	{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
+	{ "hist", optional_argument, NULL, OPT_HIST },
+	{ "hist-by", required_argument, NULL, OPT_HIST_BY },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "live", no_argument, NULL, OPT_LIVE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -180,6 +214,54 @@ static bool parse_duration(const char *s, double *out)
 	return true;
 }
 
+static bool parse_hist_by(const char *s, enum kmt_hist_by *out)
+{
+	static const char *const names[KMT_BY_COUNT] = {
+		[KMT_BY_CACHE] = "cache", [KMT_BY_CALLSITE] = "callsite", [KMT_BY_COMM] = "comm",
+		[KMT_BY_EVENT] = "event", [KMT_BY_ORDER] = "order",
+	};
+
+	for (int i = KMT_BY_NONE + 1; i < KMT_BY_COUNT; i++) {
+		if (!strcmp(s, names[i])) {
+			*out = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int parse_hist_option(int opt, const char *arg, struct env *env)
+{
+	switch (opt) {
+	case OPT_HIST:
+		env->mode = KMT_MODE_HIST;
+		if (!arg || !strcmp(arg, "alloc"))
+			env->hist_value = KMT_HIST_ALLOC;
+		else if (!strcmp(arg, "req"))
+			env->hist_value = KMT_HIST_REQ;
+		else
+			return usage_error("invalid --hist '%s': use --hist, --hist=alloc or --hist=req",
+					   arg);
+		break;
+	case OPT_HIST_BY:
+		env->mode = KMT_MODE_HIST;
+		if (!parse_hist_by(arg, &env->hist_by))
+			return usage_error("invalid --hist-by '%s': use cache, callsite, comm, event or "
+					   "order", arg);
+		break;
+	case OPT_TOP:
+		if (!parse_int_range(arg, 1, MAX_TOP, &env->top))
+			return usage_error("invalid --top '%s': a number from 1 to 10000", arg);
+		env->top_set = true;
+		break;
+	case OPT_LIVE:
+		env->mode = KMT_MODE_HIST;
+		env->live = true;
+		break;
+	}
+	return -1;
+}
+
 static int parse_one(int opt, const char *arg, struct env *env)
 {
 	switch (opt) {
@@ -229,10 +311,16 @@ static int parse_one(int opt, const char *arg, struct env *env)
 		    env->ring_size > (1ULL << 30) || (env->ring_size & (env->ring_size - 1)))
 			return usage_error("invalid buffer size '%s': a power of two from 64K to 1G",
 					   arg);
+		env->ring_size_set = true;
 		break;
 	case OPT_RAW_TP:
 		env->force_raw_tp = true;
 		break;
+	case OPT_HIST:
+	case OPT_HIST_BY:
+	case OPT_TOP:
+	case OPT_LIVE:
+		return parse_hist_option(opt, arg, env);
 	case 'v':
 		env->verbose = true;
 		break;
@@ -255,6 +343,35 @@ static int check_combination(const struct env *env)
 		return usage_error("%s", "--min-size is larger than --max-size");
 	if (env->input_dir && env->output_dir)
 		return usage_error("%s", "-i and -o cannot be used together");
+	if (env->top_set && env->mode != KMT_MODE_HIST)
+		return usage_error("%s", "--top goes with --hist or --hist-by");
+	if (env->mode != KMT_MODE_HIST)
+		return -1;
+	if (env->output_dir || env->input_dir)
+		return usage_error("%s", "--hist cannot be used with -o or -i");
+	if (env->ring_size_set)
+		return usage_error("%s", "--hist has no ring buffer: -b does not apply");
+	return -1;
+}
+
+/* --hist [INTERVAL [COUNT]]; other modes take no arguments. */
+static int parse_positional(int argc, char **argv, int first, struct env *env)
+{
+	uint64_t count;
+
+	if (first >= argc)
+		return -1;
+	if (env->mode != KMT_MODE_HIST)
+		return usage_error("unexpected argument '%s'", argv[first]);
+	if (!parse_duration(argv[first], &env->interval) || env->interval < MIN_INTERVAL)
+		return usage_error("invalid interval '%s': seconds, at least 0.1", argv[first]);
+	if (first + 1 >= argc)
+		return -1;
+	if (!parse_u64(argv[first + 1], &count) || count == 0 || count > ULONG_MAX)
+		return usage_error("invalid count '%s': a whole number, at least 1", argv[first + 1]);
+	env->count = count;
+	if (first + 2 < argc)
+		return usage_error("unexpected argument '%s'", argv[first + 2]);
 	return -1;
 }
 
@@ -267,6 +384,8 @@ int env_parse(int argc, char **argv, struct env *env)
 	env->events = EV_ALL;
 	env->max_size = ~0ULL;
 	env->ring_size = DEFAULT_RING_SIZE;
+	env->top = DEFAULT_TOP;
+	env->interval = 1.0;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":p:t:c:C:e:o:i:d:b:vhV", long_options, NULL)) != -1) {
@@ -278,7 +397,8 @@ int env_parse(int argc, char **argv, struct env *env)
 		if (ret >= 0)
 			return ret;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+	ret = parse_positional(argc, argv, optind, env);
+	if (ret >= 0)
+		return ret;
 	return check_combination(env);
 }

@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "histmaps.h"
+#include "kmemsnoop.h"
+
 /* Event classes for -e. */
 enum {
 	EV_KMALLOC = 1 << 0,
@@ -15,6 +18,7 @@ enum {
 };
 
 struct env {
+	enum kmt_mode mode;
 	int pid;      /* -p: thread group to follow, 0 = all */
 	int tid;      /* -t: 0 = all */
 	int cpu;      /* -C: -1 = all */
@@ -27,8 +31,18 @@ struct env {
 	const char *input_dir;  /* -i */
 	double duration;        /* -d seconds, 0 = until interrupted */
 	uint64_t ring_size;     /* -b bytes per CPU */
+	bool ring_size_set;
 	bool force_raw_tp;      /* --raw-tp */
 	bool verbose;           /* -v */
+
+	/* --hist */
+	enum kmt_hist_value hist_value; /* --hist=alloc|req */
+	enum kmt_hist_by hist_by;       /* --hist-by */
+	int top;                        /* --top: keys shown */
+	bool top_set;
+	bool live;                      /* --live: the terminal view even when not a tty */
+	double interval;                /* seconds between outputs */
+	unsigned long count;            /* outputs, 0 = until stopped */
 };
 
 /* Exit codes. */

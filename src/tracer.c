@@ -19,6 +19,7 @@
 #include "binout.h"
 #include "env.h"
 #include "gfp.h"
+#include "hist.h"
 #include "kernel_features.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
@@ -135,6 +136,12 @@ static struct bpf_program *tracepoint_prog(const struct tracer *t, enum kmt_trac
 	return bpf_object__find_program_by_name(t->skel->obj, name);
 }
 
+/* Page frame numbers are in the records only. */
+static bool pfns_wanted(const struct tracer *t)
+{
+	return t->env->mode == KMT_MODE_STREAM && (t->env->events & EV_PAGE);
+}
+
 static void choose_programs(struct tracer *t)
 {
 	struct bpf_program *prog;
@@ -144,7 +151,7 @@ static void choose_programs(struct tracer *t)
 	for (int tp = 0; tp < TP_COUNT; tp++)
 		if (tracepoint_wanted(t, tp))
 			bpf_program__set_autoload(tracepoint_prog(t, tp), true);
-	if (t->env->events & EV_PAGE)
+	if (pfns_wanted(t))
 		bpf_program__set_autoload(t->skel->progs.calibrate_pfn, true);
 }
 
@@ -153,6 +160,7 @@ static void configure(struct tracer *t)
 	const struct env *env = t->env;
 	struct kmemsnoop_bpf__rodata *ro = t->skel->rodata;
 
+	ro->mode = env->mode;
 	ro->self_tgid = getpid();
 	ro->filter_pid = env->pid != 0;
 	ro->filter_tid = env->tid != 0;
@@ -174,7 +182,10 @@ static void configure(struct tracer *t)
 	/* The inner template's size does not matter: the kernel does not
 	 * compare ring sizes of map-in-map values, so the rings made in
 	 * create_rings() can have any. */
-	bpf_map__set_max_entries(t->skel->maps.rings, t->ncpus);
+	if (env->mode == KMT_MODE_STREAM)
+		bpf_map__set_max_entries(t->skel->maps.rings, t->ncpus);
+	if (env->mode == KMT_MODE_HIST)
+		hist_configure(t->skel, env, t->ncpus);
 	if (env->size_filter)
 		bpf_map__set_max_entries(t->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
 }
@@ -221,7 +232,7 @@ static void calibrate_pages(struct tracer *t)
 	char why[256];
 	__u64 base;
 
-	if (!(t->env->events & EV_PAGE))
+	if (!pfns_wanted(t))
 		return;
 	if (pfn_calibrate(t->skel, t->vmlinux, &base, why, sizeof(why))) {
 		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): pfn= shows "
@@ -292,7 +303,7 @@ static int setup(struct tracer *t)
 		return set_error(t, "loading the BPF programs (%s): %s%s",
 				 t->raw_tp ? "raw_tp" : "tp_btf", strerror(-err),
 				 t->env->verbose ? "" : " (-v shows why)");
-	if (create_rings(t) || add_target(t))
+	if ((t->env->mode == KMT_MODE_STREAM && create_rings(t)) || add_target(t))
 		return -1;
 	calibrate_pages(t);
 	return attach_all(t);
@@ -440,10 +451,78 @@ static int drain(struct tracer *t)
 	return ret;
 }
 
+/* --- aggregation: --hist ------------------------------------------------- */
+
+enum { LOOP_ERROR = -1, LOOP_DONE = 0, LOOP_FINAL = 1 };
+
+/*
+ * hist_tick() every interval until COUNT intervals, -d, a signal, q, or
+ * the -p processes gone.  LOOP_FINAL: the time since the last tick is
+ * still to be shown.
+ */
+static int hist_loop(struct tracer *t, struct hist *h, bool *target_gone)
+{
+	const struct env *env = t->env;
+	double start = now_seconds(), next = start + env->interval;
+	double deadline = env->duration ? start + env->duration : 0;
+	unsigned long ticks = 0;
+
+	while (!stop_requested) {
+		double now = now_seconds(), until = deadline && deadline < next ? deadline : next;
+		int ms = until > now ? (int)((until - now) * 1000) + 1 : 0, ret;
+
+		if (hist_wait(h, ms < POLL_MS ? ms : POLL_MS) == HIST_QUIT)
+			return LOOP_FINAL;
+		now = now_seconds();
+		if (stop_requested || (deadline && now >= deadline))
+			break;
+		if (traced_processes_gone(t)) {
+			*target_gone = true;
+			break;
+		}
+		if (now < next)
+			continue;
+		ret = hist_tick(h, recursion_misses(t), t->err, sizeof(t->err));
+		if (ret)
+			return ret < 0 ? LOOP_ERROR : LOOP_DONE;
+		if (env->count && ++ticks >= env->count)
+			return LOOP_DONE;
+		/* After a stall (suspend, SIGSTOP), no burst of catch-up ticks. */
+		next = next + env->interval > now ? next + env->interval : now + env->interval;
+	}
+	return LOOP_FINAL;
+}
+
+static int run_hist(struct tracer *t)
+{
+	struct hist *h;
+	bool target_gone = false;
+	int ret;
+
+	if (setup_with_fallback(t))
+		return -1;
+	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
+		t->env->pid ? " of the process and its children" : "");
+	h = hist_open(t->env, t->skel, t->ncpus, t->err, sizeof(t->err));
+	if (!h)
+		return -1;
+	ret = hist_loop(t, h, &target_gone);
+	/* Detach first: the last reading then has everything. */
+	detach_all(t);
+	if (ret == LOOP_FINAL)
+		ret = hist_tick(h, recursion_misses(t), t->err, sizeof(t->err)) < 0 ? LOOP_ERROR : 0;
+	hist_close(h);
+	if (target_gone)
+		fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", t->env->pid);
+	return ret == LOOP_ERROR ? -1 : 0;
+}
+
 static int trace(struct tracer *t)
 {
 	int ret;
 
+	if (t->env->mode == KMT_MODE_HIST)
+		return run_hist(t);
 	if (setup_with_fallback(t))
 		return -1;
 	if (t->binout == NULL && text_print_header(&t->text))
@@ -476,6 +555,8 @@ static int open_output(struct tracer *t)
 {
 	const struct env *env = t->env;
 
+	if (env->mode != KMT_MODE_STREAM)
+		return 0; /* the mode prints its own */
 	if (env->output_dir) {
 		t->binout = binout_open(env->output_dir, t->ncpus, t->err, sizeof(t->err));
 		if (!t->binout)

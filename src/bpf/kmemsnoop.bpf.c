@@ -22,6 +22,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Filters and layouts: set before load, constant to the verifier. */
+const volatile __u8 mode = KMT_MODE_STREAM;
 const volatile bool filter_pid = false;
 const volatile bool filter_tid = false;
 const volatile bool filter_cpu = false;
@@ -333,6 +334,8 @@ static __always_inline void fill_cache_from_struct(struct kmt_feat_cache *cache,
 	__builtin_memcpy(cache->name, slot->name, sizeof(cache->name));
 }
 
+#include "hist.bpf.h"
+
 /* --- kmalloc, kmalloc_node ------------------------------------------------ */
 
 static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_node)
@@ -343,6 +346,8 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 
 	if (!task_passes(&ev) || !alloc_size_passes(ptr, req))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL, false);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -390,6 +395,9 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 	}
 	if (!alloc_size_passes(ptr, req))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_alloc(KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc,
+				  !node_tp && cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? s : NULL, btf);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -428,6 +436,8 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 	/* kfree(NULL) is an event too, as in the kernel's own trace. */
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_free(KMT_TYPE_KMALLOC, ptr);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -446,6 +456,8 @@ static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf
 
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_free(KMT_TYPE_CACHE, ptr);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -504,6 +516,8 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 
 	if (!task_passes(&ev) || !alloc_size_passes(ARG(ctx, 0), bytes))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_alloc(KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes, NULL, btf);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -525,6 +539,8 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 
 	if (!task_passes(&ev) || !free_size_passes(ARG(ctx, 0)))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_free(KMT_TYPE_PAGES, ARG(ctx, 0));
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;

@@ -19,6 +19,13 @@
 
 #define KMT_ABI_VERSION 2 /* kmemtrace's 1 plus the features below */
 
+/* What the programs do with an event that passed the filters (rodata). */
+enum kmt_mode {
+	KMT_MODE_STREAM = 0,    /* a record into the ring buffer */
+	KMT_MODE_HIST = 1,      /* --hist: counted in per-CPU maps */
+	KMT_MODE_ALLOCINFO = 2, /* --allocinfo */
+};
+
 #define KMT_PACKED __attribute__((packed, aligned(8)))
 
 enum kmt_event_id {
