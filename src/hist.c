@@ -28,6 +28,10 @@
 #define KEYS_MAX 16384
 #define CACHE_NAMES 4096
 #define BATCH 256
+/* hist_front: 1 << bits entries, at most this much memory over all CPUs. */
+#define FRONT_MEMORY (16ULL << 20)
+#define FRONT_BITS_MIN 6
+#define FRONT_BITS_MAX 10
 
 struct hist {
 	const struct env *env;
@@ -40,8 +44,10 @@ struct hist {
 	struct hist_text_opts text;
 	unsigned int page_shift;
 
-	int cpu_fd, keys_fd, names_fd;
+	int cpu_fd, keys_fd, names_fd, front_fd;
+	__u32 front_entries;
 	struct kmt_hist_cpu *cpu_buf; /* one per CPU */
+	struct kmt_hist_front *front_buf; /* front_entries x ncpus */
 	struct kmt_hist_key *key_buf;
 	struct kmt_hist_keyed *val_buf; /* BATCH x ncpus */
 	__u32 batch;
@@ -87,6 +93,16 @@ static unsigned int bpf_kinds(unsigned int kinds)
 	return kinds & (1U << KMT_BY_CACHE | 1U << KMT_BY_CALLSITE | 1U << KMT_BY_COMM);
 }
 
+static unsigned int front_bits(int ncpus)
+{
+	unsigned int bits = FRONT_BITS_MAX;
+
+	while (bits > FRONT_BITS_MIN &&
+	       (1ULL << bits) * ncpus * sizeof(struct kmt_hist_front) > FRONT_MEMORY)
+		bits--;
+	return bits;
+}
+
 void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, int ncpus)
 {
 	enum kmt_hist_by left, right;
@@ -100,6 +116,8 @@ void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, int ncpus
 		return;
 	keys = keys < KEYS_MIN ? KEYS_MIN : keys > KEYS_MAX ? KEYS_MAX : keys;
 	bpf_map__set_max_entries(skel->maps.hist_keys, keys);
+	skel->rodata->hist_front_bits = front_bits(ncpus);
+	bpf_map__set_max_entries(skel->maps.hist_front, 1U << front_bits(ncpus));
 	if (kinds & (1U << KMT_BY_CACHE))
 		bpf_map__set_max_entries(skel->maps.hist_cache_names, CACHE_NAMES);
 }
@@ -156,7 +174,8 @@ static int alloc_buffers(struct hist *h)
 	if (bpf_kinds(h->kinds)) {
 		h->key_buf = calloc(h->batch, sizeof(*h->key_buf));
 		h->val_buf = calloc((size_t)h->batch * h->ncpus, sizeof(*h->val_buf));
-		if (!h->key_buf || !h->val_buf)
+		h->front_buf = calloc((size_t)h->front_entries * h->ncpus, sizeof(*h->front_buf));
+		if (!h->key_buf || !h->val_buf || !h->front_buf)
 			return -1;
 	}
 	return h->cpu_buf ? 0 : -1;
@@ -170,6 +189,7 @@ static void free_hist(struct hist *h)
 	free(h->cpu_buf);
 	free(h->key_buf);
 	free(h->val_buf);
+	free(h->front_buf);
 	free(h);
 }
 
@@ -209,6 +229,8 @@ struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel, int nc
 	h->cpu_fd = bpf_map__fd(skel->maps.hist_cpu);
 	h->keys_fd = bpf_map__fd(skel->maps.hist_keys);
 	h->names_fd = bpf_map__fd(skel->maps.hist_cache_names);
+	h->front_fd = bpf_map__fd(skel->maps.hist_front);
+	h->front_entries = bpf_map__max_entries(skel->maps.hist_front);
 	if (h->kinds & (1U << KMT_BY_CALLSITE)) {
 		h->ksyms = ksyms_load("/proc/kallsyms");
 		if (!h->ksyms)
@@ -321,6 +343,40 @@ static int read_keys(struct hist *h, char *err, size_t err_size)
 	}
 }
 
+/* The front table: every CPU's claimed entries, as level-0 keys. */
+static int read_front(struct hist *h, char *err, size_t err_size)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 n = h->front_entries, token;
+	__u32 *idx = calloc(n, sizeof(*idx));
+	int ret = 0;
+
+	if (!bpf_kinds(h->kinds))
+		goto out;
+	if (!idx) {
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	if (bpf_map_lookup_batch(h->front_fd, NULL, &token, idx, h->front_buf, &n, &opts) &&
+	    errno != ENOENT) {
+		snprintf(err, err_size, "reading the per-key counters: %s", strerror(errno));
+		ret = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)n * h->ncpus && !ret; i++) {
+		const struct kmt_hist_front *e = &h->front_buf[i];
+		struct kmt_hist_key key = { .id = e->tag - 1, .id2 = e->id2, .kind = e->kind };
+
+		if (e->tag && hist_acc_add_key(h->acc, &key, &e->v)) {
+			snprintf(err, err_size, "out of memory");
+			ret = -1;
+		}
+	}
+out:
+	free(idx);
+	return ret;
+}
+
 static void add_to_run_totals(struct hist *h)
 {
 	const struct hist_interval *iv = &h->iv;
@@ -339,7 +395,8 @@ int hist_tick(struct hist *h, unsigned long long missed, char *err, size_t err_s
 	int ret;
 
 	hist_acc_begin(h->acc);
-	if (read_cpus(h, err, err_size) || read_keys(h, err, err_size))
+	if (read_cpus(h, err, err_size) || read_front(h, err, err_size) ||
+	    read_keys(h, err, err_size))
 		return -1;
 	if (hist_acc_end(h->acc, missed, &h->iv)) {
 		snprintf(err, err_size, "out of memory");

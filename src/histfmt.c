@@ -142,6 +142,6 @@ int hist_shade(__u64 count, __u64 max, int levels)
 		return levels;
 	/* log(1 + count) over log(1 + max): 1 of 1000 still shows as level 1. */
 	f = log1p((double)count) / log1p((double)max);
-	level = 1 + (int)(f * (levels - 1) + 0.5);
+	level = 1 + (int)(f * (levels - 1));
 	return level > levels ? levels : level;
 }

@@ -5,10 +5,12 @@
  * the handlers call hist_alloc()/hist_free() when mode is KMT_MODE_HIST.
  *
  * The plain --hist path is one per-CPU array lookup and three adds.  Keys
- * (--hist-by cache/callsite/comm, and the live view's tables) add a
- * per-CPU hash lookup each; a key is inserted once and never removed, so
- * its counters only grow.  A cache's name is read when its key is first
- * inserted, never per event.
+ * (--hist-by cache/callsite/comm, and the live view's tables) add, per
+ * kind, a lookup in hist_front, a per-CPU array indexed by a hash of the
+ * key (no hashing of the kernel's hash map, no locks); only keys that find
+ * their front slot taken go to the per-CPU hash hist_keys.  A key is
+ * inserted once and never removed, so its counters only grow.  A cache's
+ * name is read when its key is first inserted, never per event.
  */
 #ifndef KMEMSNOOP_HIST_BPF_H
 #define KMEMSNOOP_HIST_BPF_H
@@ -18,6 +20,8 @@
 const volatile __u8 hist_value = KMT_HIST_ALLOC;
 /* Bit (1 << enum kmt_hist_by) for each key kind counted in hist_keys. */
 const volatile __u8 hist_key_mask = 0;
+/* hist_front has 1 << hist_front_bits entries (set with its size). */
+const volatile __u32 hist_front_bits = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -32,6 +36,13 @@ struct {
 	__type(key, struct kmt_hist_key);
 	__type(value, struct kmt_hist_keyed);
 } hist_keys SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* sized by user space when keys are counted */
+	__type(key, __u32);
+	__type(value, struct kmt_hist_front);
+} hist_front SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -57,11 +68,40 @@ static __always_inline void hist_note_cache_name(__u64 cache, struct kmem_cache 
 	bpf_map_update_elem(&hist_cache_names, &cache, &name, BPF_NOEXIST);
 }
 
+/*
+ * The key's hist_front entry, claimed if free; NULL if another key holds
+ * it.  Only level 0 comes here, and two level-0 programs never overlap on
+ * a CPU (see hist_level()): no atomics needed to claim.
+ */
+static __always_inline struct kmt_hist_keyed *hist_front_entry(struct kmt_hist_key *key,
+							      struct kmem_cache *s, bool btf)
+{
+	__u32 i = kmt_hist_front_slot(key->id, key->id2, key->kind, hist_front_bits);
+	struct kmt_hist_front *e = bpf_map_lookup_elem(&hist_front, &i);
+
+	if (!e)
+		return NULL;
+	if (e->tag == key->id + 1 && e->id2 == key->id2 && e->kind == key->kind)
+		return &e->v;
+	if (e->tag)
+		return NULL;
+	e->id2 = key->id2;
+	e->kind = key->kind;
+	/* The tag last: a reader that sees it sees the rest. */
+	asm volatile("" ::: "memory");
+	e->tag = key->id + 1;
+	if (s)
+		hist_note_cache_name(key->id, s, btf);
+	return &e->v;
+}
+
 static __always_inline void hist_count_key(struct kmt_hist_level *l, struct kmt_hist_key *key,
 					   __u32 slot, __u64 size, struct kmem_cache *s, bool btf)
 {
-	struct kmt_hist_keyed *v = bpf_map_lookup_elem(&hist_keys, key);
+	struct kmt_hist_keyed *v = key->level ? NULL : hist_front_entry(key, s, btf);
 
+	if (!v)
+		v = bpf_map_lookup_elem(&hist_keys, key);
 	if (!v) {
 		if (!bpf_map_update_elem(&hist_keys, key, &hist_zero, BPF_NOEXIST) && s)
 			hist_note_cache_name(key->id, s, btf);
@@ -75,15 +115,30 @@ static __always_inline void hist_count_key(struct kmt_hist_level *l, struct kmt_
 	v->bytes += size;
 }
 
-static __always_inline void hist_count_keys(struct kmt_hist_level *l, __u32 level, __u8 type,
+/*
+ * The address of the cache as a number.  With tp_btf, s is a typed
+ * pointer the verifier allows no arithmetic on (the front slot hashes
+ * it); the same value loaded back from map memory is a plain number.
+ */
+static __always_inline __u64 hist_cache_id(struct kmt_hist_cpu *h, __u32 level,
+					   struct kmem_cache *s)
+{
+	volatile __u64 *scratch = &h->scratch[level];
+
+	*scratch = (__u64)s;
+	return *scratch;
+}
+
+static __always_inline void hist_count_keys(struct kmt_hist_cpu *h, __u32 level, __u8 type,
 					    __u64 call_site, __u32 slot, __u64 size, __u64 alloc,
 					    struct kmem_cache *s, bool btf)
 {
+	struct kmt_hist_level *l = &h->level[level];
 	struct kmt_hist_key key = { .level = level };
 
 	if (hist_key_wanted(KMT_BY_CACHE)) {
 		key.kind = KMT_BY_CACHE;
-		key.id = s ? (__u64)s : KMT_HIST_PSEUDO(type, alloc);
+		key.id = s ? hist_cache_id(h, level, s) : KMT_HIST_PSEUDO(type, alloc);
 		hist_count_key(l, &key, slot, size, s, btf);
 	}
 	if (hist_key_wanted(KMT_BY_CALLSITE)) {
@@ -142,7 +197,7 @@ static __always_inline int hist_alloc(__u8 type, __u64 call_site, __u64 ptr, __u
 		l->bytes_alloc[type] += alloc;
 		l->bytes_req[type] += req;
 		if (hist_key_mask)
-			hist_count_keys(l, level, type, call_site, slot, size, alloc, s, btf);
+			hist_count_keys(h, level, type, call_site, slot, size, alloc, s, btf);
 	}
 	hist_set_depth(h, depth);
 	return 0;

@@ -61,6 +61,8 @@ struct kmt_hist_level {
 /* The value of the one-entry per-CPU array hist_cpu. */
 struct kmt_hist_cpu {
 	__u64 depth; /* programs running on this CPU inside hist code */
+	/* Per level: where a typed pointer becomes a number (hist.bpf.h). */
+	__u64 scratch[KMT_HIST_LEVELS];
 	struct kmt_hist_level level[KMT_HIST_LEVELS];
 };
 
@@ -86,6 +88,28 @@ struct kmt_hist_keyed {
 	__u64 bytes; /* sum of the sizes the buckets count (alloc or req) */
 	__u64 slots[KMT_HIST_SLOTS];
 };
+
+/*
+ * An entry of hist_front, a per-CPU array that keys hit first: the slot
+ * is a multiplicative hash of the key, taken by the first key that lands
+ * on it and never given up; other keys landing there (and every key
+ * counted inside an interrupt, level > 0) go to hist_keys.  tag is the
+ * key's id + 1, 0 while free.
+ */
+struct kmt_hist_front {
+	__u64 tag;
+	__u64 id2;
+	__u64 kind;
+	struct kmt_hist_keyed v;
+};
+
+/* The hist_front slot of a key, for a table of 1 << bits entries. */
+static inline __u32 kmt_hist_front_slot(__u64 id, __u64 id2, __u8 kind, __u32 bits)
+{
+	__u64 h = (id ^ id2 * 0xc2b2ae3d27d4eb4fULL ^ kind) * 0x9e3779b97f4a7c15ULL;
+
+	return bits ? (__u32)(h >> (64 - bits)) : 0;
+}
 
 #define KMT_HIST_NAME_LEN 40
 

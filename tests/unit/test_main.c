@@ -7,6 +7,7 @@
 
 #define UNIT_SUITES(X) \
 	X(gfp)         \
+	X(hist)         \
 	X(ksyms)        \
 	X(record)
 
