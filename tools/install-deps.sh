@@ -2,10 +2,12 @@
 # Installs what kmemsnoop needs to build and test on Debian 12 (or newer),
 # skipping what is already there.  Run as root (or through sudo).
 set -eu
-# build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs);
-# tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian.
+# build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs),
+# ncurses (the --hist live view);
+# tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;
+# tmux drives the live view in a terminal.
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
-      util-linux"
+      libncurses-dev util-linux tmux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
