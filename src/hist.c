@@ -24,7 +24,7 @@
 
 /* hist_keys: at most this much memory over all CPUs, within these bounds. */
 #define KEYS_MEMORY (32ULL << 20)
-#define KEYS_MIN 1024
+#define KEYS_MIN 256
 #define KEYS_MAX 16384
 #define CACHE_NAMES 4096
 #define BATCH 256

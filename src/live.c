@@ -190,7 +190,7 @@ static void draw_heatmap(const struct live *lv, int y, int x, int lo, int hi, in
 		}
 	}
 	attron(A_BOLD);
-	put(y, x, width, "last %d intervals, newest right (shades %s)", cols, SHADES + 1);
+	put(y, x, width, "last %d intervals, newest right (shades %s)", cols, &SHADES[1]);
 	attroff(A_BOLD);
 	for (int s = lo; s <= hi; s++) {
 		for (int c = 0; c < cols; c++) {
