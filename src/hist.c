@@ -208,7 +208,12 @@ static int open_view(struct hist *h, enum kmt_hist_by left, enum kmt_hist_by rig
 	if (!use_live(h->env))
 		return 0;
 	h->live = live_open(&cfg, err, err_size);
-	return h->live ? 0 : -1;
+	if (h->live || h->env->live)
+		return h->live ? 0 : -1;
+	/* Not asked for by name: a terminal curses cannot drive gets text. */
+	fprintf(stderr, "kmemsnoop: %s; printing text instead\n", err);
+	err[0] = '\0';
+	return 0;
 }
 
 struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel, int ncpus, char *err,

@@ -289,8 +289,8 @@ struct live *live_open(const struct live_config *cfg, char *err, size_t err_size
 	/* newterm, not initscr: initscr exits the program when it fails. */
 	lv->screen = newterm(NULL, stdout, stdin);
 	if (!lv->screen) {
-		snprintf(err, err_size, "cannot start the live view on terminal type '%s' (TERM); "
-			 "pipe the output for plain text", term ? term : "");
+		snprintf(err, err_size, "cannot start the live view on terminal type '%s' (TERM)",
+			 term ? term : "");
 		free(lv);
 		return NULL;
 	}
