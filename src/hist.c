@@ -48,6 +48,7 @@ struct hist {
 	__u32 front_entries;
 	struct kmt_hist_cpu *cpu_buf; /* one per CPU */
 	struct kmt_hist_front *front_buf; /* front_entries x ncpus */
+	__u32 *front_idx;
 	struct kmt_hist_key *key_buf;
 	struct kmt_hist_keyed *val_buf; /* BATCH x ncpus */
 	__u32 batch;
@@ -175,7 +176,8 @@ static int alloc_buffers(struct hist *h)
 		h->key_buf = calloc(h->batch, sizeof(*h->key_buf));
 		h->val_buf = calloc((size_t)h->batch * h->ncpus, sizeof(*h->val_buf));
 		h->front_buf = calloc((size_t)h->front_entries * h->ncpus, sizeof(*h->front_buf));
-		if (!h->key_buf || !h->val_buf || !h->front_buf)
+		h->front_idx = calloc(h->front_entries, sizeof(*h->front_idx));
+		if (!h->key_buf || !h->val_buf || !h->front_buf || !h->front_idx)
 			return -1;
 	}
 	return h->cpu_buf ? 0 : -1;
@@ -190,6 +192,7 @@ static void free_hist(struct hist *h)
 	free(h->key_buf);
 	free(h->val_buf);
 	free(h->front_buf);
+	free(h->front_idx);
 	free(h);
 }
 
@@ -353,33 +356,25 @@ static int read_front(struct hist *h, char *err, size_t err_size)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 n = h->front_entries, token;
-	__u32 *idx = calloc(n, sizeof(*idx));
-	int ret = 0;
 
 	if (!bpf_kinds(h->kinds))
-		goto out;
-	if (!idx) {
-		snprintf(err, err_size, "out of memory");
-		return -1;
-	}
-	if (bpf_map_lookup_batch(h->front_fd, NULL, &token, idx, h->front_buf, &n, &opts) &&
+		return 0;
+	/* An array fits in one batch: 0 or ENOENT both mean all of it. */
+	if (bpf_map_lookup_batch(h->front_fd, NULL, &token, h->front_idx, h->front_buf, &n, &opts) &&
 	    errno != ENOENT) {
 		snprintf(err, err_size, "reading the per-key counters: %s", strerror(errno));
-		ret = -1;
-		goto out;
+		return -1;
 	}
-	for (size_t i = 0; i < (size_t)n * h->ncpus && !ret; i++) {
+	for (size_t i = 0; i < (size_t)n * h->ncpus; i++) {
 		const struct kmt_hist_front *e = &h->front_buf[i];
 		struct kmt_hist_key key = { .id = e->tag - 1, .id2 = e->id2, .kind = e->kind };
 
 		if (e->tag && hist_acc_add_key(h->acc, &key, &e->v)) {
 			snprintf(err, err_size, "out of memory");
-			ret = -1;
+			return -1;
 		}
 	}
-out:
-	free(idx);
-	return ret;
+	return 0;
 }
 
 static void add_to_run_totals(struct hist *h)
