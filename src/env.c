@@ -15,6 +15,7 @@
 #define DEFAULT_TOP 10
 #define MIN_INTERVAL 0.1
 #define MAX_TOP 10000
+#define MAX_HIST_KEYS (1 << 20)
 
 static const char usage_text[] =
 "Usage: kmemsnoop [OPTION...]\n"
@@ -58,6 +59,9 @@ static const char usage_text[] =
 "                         many as fit)\n"
 "      --live             the live view even when stdout is not a terminal\n"
 "                         (implies --hist)\n"
+"      --hist-keys=N      room for N keys per table (default: up to 16384, less\n"
+"                         with many CPUs, about 32 MiB in all); allocations whose\n"
+"                         key finds no room are counted as untracked\n"
 "\n"
 "Control:\n"
 "  -d, --duration=SECONDS stop after SECONDS (default: until Ctrl-C or SIGTERM)\n"
@@ -97,6 +101,7 @@ enum {
 	OPT_HIST_BY,
 	OPT_TOP,
 	OPT_LIVE,
+	OPT_HIST_KEYS,
 };
 
 static const struct option long_options[] = {
@@ -116,6 +121,7 @@ static const struct option long_options[] = {
 	{ "hist-by", required_argument, NULL, OPT_HIST_BY },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "live", no_argument, NULL, OPT_LIVE },
+	{ "hist-keys", required_argument, NULL, OPT_HIST_KEYS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -235,6 +241,8 @@ static bool parse_hist_by(const char *s, enum kmt_hist_by *out)
 
 static int parse_hist_option(int opt, const char *arg, struct env *env)
 {
+	int n;
+
 	switch (opt) {
 	case OPT_HIST:
 		env->mode = KMT_MODE_HIST;
@@ -260,6 +268,11 @@ static int parse_hist_option(int opt, const char *arg, struct env *env)
 	case OPT_LIVE:
 		env->mode = KMT_MODE_HIST;
 		env->live = true;
+		break;
+	case OPT_HIST_KEYS:
+		if (!parse_int_range(arg, 1, MAX_HIST_KEYS, &n))
+			return usage_error("invalid --hist-keys '%s': a number from 1 to 1048576", arg);
+		env->hist_keys = n;
 		break;
 	}
 	return -1;
@@ -323,6 +336,7 @@ static int parse_one(int opt, const char *arg, struct env *env)
 	case OPT_HIST_BY:
 	case OPT_TOP:
 	case OPT_LIVE:
+	case OPT_HIST_KEYS:
 		return parse_hist_option(opt, arg, env);
 	case 'v':
 		env->verbose = true;
@@ -346,8 +360,8 @@ static int check_combination(const struct env *env)
 		return usage_error("%s", "--min-size is larger than --max-size");
 	if (env->input_dir && env->output_dir)
 		return usage_error("%s", "-i and -o cannot be used together");
-	if (env->top_set && env->mode != KMT_MODE_HIST)
-		return usage_error("%s", "--top goes with --hist or --hist-by");
+	if ((env->top_set || env->hist_keys) && env->mode != KMT_MODE_HIST)
+		return usage_error("%s", "--top and --hist-keys go with --hist or --hist-by");
 	if (env->mode != KMT_MODE_HIST)
 		return -1;
 	if (env->output_dir || env->input_dir)

@@ -40,6 +40,7 @@ struct env {
 	enum kmt_hist_by hist_by;       /* --hist-by */
 	int top;                        /* --top: keys shown */
 	bool top_set;
+	unsigned int hist_keys;         /* --hist-keys: key table entries, 0 = by memory */
 	bool live;                      /* --live: the terminal view even when not a tty */
 	double interval;                /* seconds between outputs */
 	unsigned long count;            /* outputs, 0 = until stopped */

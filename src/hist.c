@@ -94,31 +94,44 @@ static unsigned int bpf_kinds(unsigned int kinds)
 	return kinds & (1U << KMT_BY_CACHE | 1U << KMT_BY_CALLSITE | 1U << KMT_BY_COMM);
 }
 
-static unsigned int front_bits(int ncpus)
+/* The front table: a power of two, at most as many entries as keys. */
+static unsigned int front_bits(int ncpus, unsigned long long keys)
 {
 	unsigned int bits = FRONT_BITS_MAX;
 
 	while (bits > FRONT_BITS_MIN &&
 	       (1ULL << bits) * ncpus * sizeof(struct kmt_hist_front) > FRONT_MEMORY)
 		bits--;
+	while (bits > 0 && (1ULL << bits) > keys)
+		bits--;
 	return bits;
+}
+
+/* hist_keys: --hist-keys, or what fits in KEYS_MEMORY within the bounds. */
+static unsigned long long key_entries(const struct env *env, int ncpus)
+{
+	unsigned long long per_key = (unsigned long long)ncpus * (sizeof(struct kmt_hist_keyed) + 64);
+	unsigned long long keys = KEYS_MEMORY / per_key;
+
+	if (env->hist_keys)
+		return env->hist_keys;
+	return keys < KEYS_MIN ? KEYS_MIN : keys > KEYS_MAX ? KEYS_MAX : keys;
 }
 
 void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, int ncpus)
 {
 	enum kmt_hist_by left, right;
 	unsigned int kinds = bpf_kinds(wanted_kinds(env, &left, &right));
-	unsigned long long per_key = (unsigned long long)ncpus * (sizeof(struct kmt_hist_keyed) + 64);
-	unsigned long long keys = KEYS_MEMORY / per_key;
+	unsigned long long keys = key_entries(env, ncpus);
+	unsigned int bits = front_bits(ncpus, keys);
 
 	skel->rodata->hist_value = env->hist_value;
 	skel->rodata->hist_key_mask = kinds;
 	if (!kinds)
 		return;
-	keys = keys < KEYS_MIN ? KEYS_MIN : keys > KEYS_MAX ? KEYS_MAX : keys;
 	bpf_map__set_max_entries(skel->maps.hist_keys, keys);
-	skel->rodata->hist_front_bits = front_bits(ncpus);
-	bpf_map__set_max_entries(skel->maps.hist_front, 1U << front_bits(ncpus));
+	skel->rodata->hist_front_bits = bits;
+	bpf_map__set_max_entries(skel->maps.hist_front, 1U << bits);
 	if (kinds & (1U << KMT_BY_CACHE))
 		bpf_map__set_max_entries(skel->maps.hist_cache_names, CACHE_NAMES);
 }

@@ -10,6 +10,10 @@
 #              once by kmemsnoop --hist-by event, order, cache, callsite and
 #              comm, and by the kernel's own trace (tracefs): every count
 #              per (key, bucket) must be the kernel's.
+#   keys.*     a key table with room for one key (--hist-keys 1) and a
+#              workload with many call sites: allocations that find no
+#              room are counted as untracked, and the keys' counts plus
+#              untracked make up allocs.
 #   format.*   system-wide "--hist 0.2 3": three blocks, each a totals line
 #              and a histogram whose counts add up to its allocs=; the
 #              programs loaded as tp_btf.
@@ -32,9 +36,12 @@ USAGE_CASES=(
 	"positional_alone|5"
 	"with_output|--hist -o /tmp/kmemsnoop-never"
 	"with_buffer|--hist -b 1M"
+	"keys_zero|--hist --hist-keys 0"
+	"keys_alone|--hist-keys 10"
 )
 TESTS=(msg.clean_end msg.alloc msg.req msg.min_size
 	oracle.event oracle.frees oracle.order oracle.cache oracle.callsite oracle.comm
+	keys.untracked keys.sum
 	format.blocks format.sums format.tp_btf
 	stop.sigint stop.duration stop.pipe)
 for c in "${USAGE_CASES[@]}"; do TESTS+=("usage.${c%%|*}"); done
@@ -276,6 +283,26 @@ if [ -d "$TRACEFS/events/kmem" ] && [ -d "$TRACEFS/instances" ]; then
 	oracle_run
 else
 	skip_rest "${oracle_names[@]}" "tracefs with kmem events is not available at $TRACEFS"
+fi
+
+# ---------------------------------------------------------------- keys
+
+if wl_start wkeys msg 100 20 + openclose 20 + pipe 4 && PID=${WL_PID[wkeys]} &&
+	ks_start kkeys --hist-by callsite --hist-keys 1 --top 10000 -p "$PID" 1000; then
+	wl_run wkeys
+	ks_wait kkeys 30
+	hist_table "$(ks_out kkeys)" >"$WORK/kkeys.tab"
+	allocs=$(total "$WORK/kkeys.tab" allocs)
+	untracked=$(total "$WORK/kkeys.tab" untracked)
+	keyed=$(awk -F'\t' '$1 != "TOTAL" { n += $3 } END { print n + 0 }' "$WORK/kkeys.tab")
+	nkeys=$(awk -F'\t' '$1 != "TOTAL" { print $1 }' "$WORK/kkeys.tab" | sort -u | wc -l)
+	[ "${KS_RC[kkeys]}" = 0 ] && [ "$untracked" -gt 0 ] && [ "$nkeys" -le 2 ]
+	check $? keys.untracked "status ${KS_RC[kkeys]}, untracked=$untracked, $nkeys keys shown (want > 0 untracked, at most 2 keys: one in the front table, one in the hash)"
+	[ "$allocs" -gt 0 ] && [ $((keyed + untracked)) -eq "$allocs" ]
+	check $? keys.sum "keys $keyed + untracked $untracked != allocs $allocs"
+else
+	wl_kill wkeys
+	fail_rest keys.untracked keys.sum "could not start: $(head -c 200 "$WORK/wkeys.werr") $(ks_start_fail_why kkeys)"
 fi
 
 # ---------------------------------------------------------------- format
