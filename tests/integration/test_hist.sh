@@ -14,6 +14,8 @@
 #              workload with many call sites: allocations that find no
 #              room are counted as untracked, and the keys' counts plus
 #              untracked make up allocs.
+#   filter.comm  system-wide --hist-by comm -c workload while a workload
+#              runs: only that comm, with allocations.
 #   format.*   system-wide "--hist 0.2 3": three blocks, each a totals line
 #              and a histogram whose counts add up to its allocs=; the
 #              programs loaded as tp_btf.
@@ -41,7 +43,7 @@ USAGE_CASES=(
 )
 TESTS=(msg.clean_end msg.alloc msg.req msg.min_size
 	oracle.event oracle.frees oracle.order oracle.cache oracle.callsite oracle.comm
-	keys.untracked keys.sum
+	keys.untracked keys.sum filter.comm
 	format.blocks format.sums format.tp_btf
 	stop.sigint stop.duration stop.pipe)
 for c in "${USAGE_CASES[@]}"; do TESTS+=("usage.${c%%|*}"); done
@@ -314,7 +316,14 @@ noise=$!
 BG_PIDS+=("$noise")
 timeout -k 5 60 "$KMEMSNOOP" --hist 0.2 3 >"$WORK/fmt.out" 2>"$WORK/fmt.err" </dev/null
 rc=$?
+timeout -k 5 60 "$KMEMSNOOP" --hist-by comm --top 10000 -c workload 0.3 2 >"$WORK/comm.out" \
+	2>"$WORK/comm.err" </dev/null
+comm_rc=$?
 kill "$noise" 2>/dev/null
+
+comms=$(hist_table "$WORK/comm.out" | awk -F'\t' '$1 != "TOTAL" { print $1 }' | sort -u | tr '\n' ' ')
+[ $comm_rc -eq 0 ] && [ "$comms" = "workload " ]
+check $? filter.comm "-c workload: status $comm_rc, comms shown: '$comms'"
 nblocks=$(grep -cE "$LINE_RE" "$WORK/fmt.out")
 nlines=$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2} ' "$WORK/fmt.out")
 [ $rc -eq 0 ] && [ "$nblocks" -eq 3 ] && [ "$nlines" -eq 3 ]
