@@ -193,8 +193,6 @@ static int key_rows(struct hist_acc *acc, struct hist_interval *out)
 			continue;
 		for (int s = 0; s < KMT_HIST_SLOTS; s++)
 			count += delta(e->cur[s], e->prev[s]);
-		if (count && !(acc->cfg.kinds & (1U << e->key.kind)))
-			count = 0;
 		if (count) {
 			row = new_row(&out->by[e->key.kind]);
 			if (!row)

@@ -234,17 +234,18 @@ static void draw_table(const struct live *lv, enum kmt_hist_by kind, int y, int 
 /* Histogram and heat map side by side; returns the rows used. */
 static int draw_sizes(const struct live *lv, int y, int max_rows)
 {
-	int hist_w = COLS * 45 / 100, lo, hi;
+	int hist_w = COLS * 45 / 100, heat_w, lo, hi;
 
 	if (hist_w > 70)
 		hist_w = 70;
-	if (!bucket_range(lv, COLS - hist_w - 2, &lo, &hi)) {
+	heat_w = COLS - hist_w - 3;
+	if (!bucket_range(lv, heat_w, &lo, &hi)) {
 		put(y, 0, COLS, " no allocations yet");
 		return 1;
 	}
 	fit_range(lv->iv->slots, max_rows - 1, &lo, &hi);
 	draw_histogram(lv, y, lo, hi, hist_w);
-	draw_heatmap(lv, y, hist_w + 2, lo, hi, COLS - hist_w - 3);
+	draw_heatmap(lv, y, hist_w + 2, lo, hi, heat_w);
 	return hi - lo + 2;
 }
 
