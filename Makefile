@@ -2,7 +2,7 @@
 #
 #   make            ./kmemsnoop, the unit tests and the test workload
 #   make test       the whole test suite (root: it runs BPF programs)
-#   make bench      overhead on an allocation-heavy loop (root; not part of test)
+#   make bench      overhead against untraced runs and peer tools (root; not part of test)
 #   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
 #   make deps       install the build and test dependencies (Debian, apt-get)
 #   make clean
@@ -72,7 +72,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 .PHONY: all test unit run deps clean vmlinux bench
 .DELETE_ON_ERROR:
 
-all: kmemsnoop tests/unit/unit_tests tests/workload bench/openclose
+all: kmemsnoop tests/unit/unit_tests tests/workload
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) -lelf -lz -o $@
@@ -115,10 +115,22 @@ tests/workload: tests/workload.c
 test: all
 	tests/run.sh
 
-bench/openclose: bench/openclose.c
-	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) $< -o $@
+# Benchmark programs: the workloads and the empty-program floor.
+BENCH_PROGS := bench/churn bench/floor
 
-bench: all
+bench/churn: bench/churn.c
+	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -pthread $< -o $@
+
+$(OUTPUT)/floor.bpf.o: bench/floor.bpf.c $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/floor.skel.h: $(OUTPUT)/floor.bpf.o $(BPFTOOL_DEP)
+	$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+bench/floor: bench/floor.c $(OUTPUT)/floor.skel.h $(LIBBPF_DEP)
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $< $(LIBBPF_LIBS) -lelf -lz -o $@
+
+bench: all $(BENCH_PROGS)
 	bench/overhead.sh
 
 deps:
@@ -132,4 +144,4 @@ vmlinux:
 	tools/gen-vmlinux-h.sh
 
 clean:
-	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/workload bench/openclose
+	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/workload $(BENCH_PROGS)
