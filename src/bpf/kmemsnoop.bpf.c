@@ -41,10 +41,8 @@ const volatile __u8 cache_free_args = KMT_CACHE_FREE_CACHE;
 /* Wake the consumer once per this many records on a CPU. */
 const volatile __u64 wakeup_records = 4096;
 
-__u32 seq_counter = 0;
 struct kmt_loss losses[KMT_MAX_CPUS] = {};
-
-struct kmt_wake_count wake_counts[KMT_MAX_CPUS] = {};
+struct kmt_cpu_counters cpu_counters[KMT_MAX_CPUS] = {};
 /* Where struct page 0 lives: found by user space (pfn calibration). */
 __u64 vmemmap_base = 0;
 
@@ -187,37 +185,46 @@ static __always_inline void *reserve(struct event_ctx *ev, __u32 size)
 static __always_inline void submit(struct event_ctx *ev, void *rec)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
-	struct kmt_wake_count *wc;
+	struct kmt_cpu_counters *cc;
 
 	if (ev->cpu < KMT_MAX_CPUS) {
-		wc = &wake_counts[ev->cpu];
-		if (++wc->records >= wakeup_records) {
-			wc->records = 0;
+		cc = &cpu_counters[ev->cpu];
+		if (++cc->records >= wakeup_records) {
+			cc->records = 0;
 			flags = BPF_RB_FORCE_WAKEUP;
 		}
 	}
 	bpf_ringbuf_submit(rec, flags);
 }
 
-static __always_inline __s32 next_seq(bool atomic_fetch)
+/*
+ * Sequence numbers count per CPU: one counter for all CPUs was a cache line
+ * every allocating CPU wrote on every event.  Atomic even so, because a
+ * program on another tracepoint can interrupt this one on the same CPU.
+ */
+static __always_inline __s32 next_seq(const struct event_ctx *ev, bool atomic_fetch)
 {
-	__u32 seq;
+	__u32 *counter, seq;
 
+	if (ev->cpu >= KMT_MAX_CPUS)
+		return 0;
+	counter = &cpu_counters[ev->cpu].seq;
 	if (atomic_fetch)
-		return __sync_fetch_and_add(&seq_counter, 1);
-	/* No fetch-add before 5.12: numbers may repeat under contention. */
-	seq = seq_counter;
-	__sync_fetch_and_add(&seq_counter, 1);
+		return __sync_fetch_and_add(counter, 1);
+	/* No fetch-add before 5.12: a nested program may repeat a number. */
+	seq = *counter;
+	__sync_fetch_and_add(counter, 1);
 	return seq;
 }
 
-static __always_inline void fill_core(struct kmt_core *core, __u8 event, __u8 type, __u16 size,
-				      bool atomic_fetch, __u64 call_site, __u64 ptr)
+static __always_inline void fill_core(struct kmt_core *core, const struct event_ctx *ev, __u8 event,
+				      __u8 type, __u16 size, bool atomic_fetch, __u64 call_site,
+				      __u64 ptr)
 {
 	core->event_id = event;
 	core->type_id = type;
 	core->event_size = size;
-	core->seq_num = next_seq(atomic_fetch);
+	core->seq_num = next_seq(ev, atomic_fetch);
 	core->call_site = call_site;
 	core->ptr = ptr;
 }
@@ -346,7 +353,7 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
+	fill_core(&rec->core, &ev, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
 		  ARG(ctx, 0), ptr);
 	fill_alloc(&rec->alloc, req, ARG(ctx, 3), ARG(ctx, 4), has_node ? (__s32)ARG(ctx, 5) : -1);
 	fill_context(&rec->time, &rec->task, &ev);
@@ -393,8 +400,8 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, ARG(ctx, 0),
-		  ptr);
+	fill_core(&rec->core, &ev, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
 	fill_alloc(&rec->alloc, req, alloc, gfp, node);
 	fill_context(&rec->time, &rec->task, &ev);
 	if (!node_tp && cache_alloc_args == KMT_CACHE_ALLOC_CACHE) {
@@ -431,8 +438,8 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch, ARG(ctx, 0),
-		  ptr);
+	fill_core(&rec->core, &ev, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
 	fill_context(&rec->time, &rec->task, &ev);
 	submit(&ev, rec);
 	return 0;
@@ -449,8 +456,8 @@ static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, ARG(ctx, 0),
-		  ptr);
+	fill_core(&rec->core, &ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
 	fill_context(&rec->time, &rec->task, &ev);
 	if (cache_free_args == KMT_CACHE_FREE_CACHE) {
 		fill_cache_from_struct(&rec->cache, (struct kmem_cache *)ARG(ctx, 2), btf);
@@ -508,7 +515,7 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 	if (!rec)
 		return 0;
 	/* Pages have no call site in this tracepoint: the ABI's 0. */
-	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
+	fill_core(&rec->core, &ev, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
 		  ARG(ctx, 0));
 	fill_alloc(&rec->alloc, bytes, bytes, ARG(ctx, 2), -1);
 	fill_context(&rec->time, &rec->task, &ev);
@@ -528,7 +535,7 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
+	fill_core(&rec->core, &ev, KMT_EVENT_FREE, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
 		  ARG(ctx, 0));
 	fill_context(&rec->time, &rec->task, &ev);
 	fill_page(&rec->page, &rec->core.ptr, order, -1);

@@ -17,7 +17,7 @@
 #include <linux/types.h>
 #endif
 
-#define KMT_ABI_VERSION 2 /* kmemtrace's 1 plus the features below */
+#define KMT_ABI_VERSION 3 /* kmemtrace's 1 plus the features below, per-CPU sequence numbers */
 
 #define KMT_PACKED __attribute__((packed, aligned(8)))
 
@@ -166,10 +166,16 @@ struct kmt_loss {
 	__u64 bytes;
 };
 
-/* Records since the last consumer wakeup, per CPU; a cache line each. */
-struct kmt_wake_count {
+/*
+ * What a CPU's programs count for themselves, a cache line per CPU so that
+ * CPUs never write to the same line: the records since the last consumer
+ * wakeup, and the CPU's sequence numbers.
+ */
+struct kmt_cpu_counters {
 	__u64 records;
-	__u64 pad[7];
+	__u32 seq;
+	__u32 pad32;
+	__u64 pad[6];
 };
 
 #define KMT_MAX_CPUS 1024
