@@ -12,6 +12,7 @@
 
 #define KMEMSNOOP_VERSION "0.1"
 #define DEFAULT_RING_SIZE (8ULL << 20)
+#define DEFAULT_NICE -10
 
 static const char usage_text[] =
 "Usage: kmemsnoop [OPTION...]\n"
@@ -43,6 +44,9 @@ static const char usage_text[] =
 "                         allowed (default 8M); records that find it full are lost\n"
 "                         and counted\n"
 "      --raw-tp           use raw_tp programs even where tp_btf works\n"
+"      --nice=N           scheduling priority of kmemsnoop, -20 to 19 (default -10):\n"
+"                         above the programs it traces, so that CPUs busy\n"
+"                         allocating do not starve it into losing records\n"
 "  -v, --verbose          show libbpf's messages and what was detected\n"
 "  -h, --help             this help\n"
 "  -V, --version          print the version\n"
@@ -64,6 +68,7 @@ enum {
 	OPT_MIN_SIZE = 0x100,
 	OPT_MAX_SIZE,
 	OPT_RAW_TP,
+	OPT_NICE,
 };
 
 static const struct option long_options[] = {
@@ -79,6 +84,7 @@ static const struct option long_options[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "buffer-size", required_argument, NULL, 'b' },
 	{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
+	{ "nice", required_argument, NULL, OPT_NICE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -167,6 +173,19 @@ static bool parse_events(const char *list, unsigned int *mask)
 	return *mask != 0;
 }
 
+static bool parse_nice(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < -20 || v > 19)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
 static bool parse_duration(const char *s, double *out)
 {
 	char *end;
@@ -233,6 +252,10 @@ static int parse_one(int opt, const char *arg, struct env *env)
 	case OPT_RAW_TP:
 		env->force_raw_tp = true;
 		break;
+	case OPT_NICE:
+		if (!parse_nice(arg, &env->nice))
+			return usage_error("invalid --nice '%s': -20 to 19", arg);
+		break;
 	case 'v':
 		env->verbose = true;
 		break;
@@ -267,6 +290,7 @@ int env_parse(int argc, char **argv, struct env *env)
 	env->events = EV_ALL;
 	env->max_size = ~0ULL;
 	env->ring_size = DEFAULT_RING_SIZE;
+	env->nice = DEFAULT_NICE;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":p:t:c:C:e:o:i:d:b:vhV", long_options, NULL)) != -1) {

@@ -28,6 +28,7 @@ struct env {
 	double duration;        /* -d seconds, 0 = until interrupted */
 	uint64_t ring_size;     /* -b bytes per CPU */
 	bool force_raw_tp;      /* --raw-tp */
+	int nice;               /* --nice */
 	bool verbose;           /* -v */
 };
 
