@@ -78,7 +78,8 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 .PHONY: all test unit run deps clean vmlinux bench
 .DELETE_ON_ERROR:
 
-all: kmemsnoop tests/unit/unit_tests tests/unit/dwarf_fixture tests/workload bench/openclose
+all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture \
+	tests/workload bench/openclose
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz -o $@
@@ -111,12 +112,15 @@ tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIB
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) \
 		$(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz -o $@
 
-# An executable with DWARF at fixed addresses for the DWARF lookup tests;
-# -g whatever CFLAGS say.
-tests/unit/dwarf_fixture: tests/unit/dwarf_fixture.c
-	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-pie -no-pie $< -o $@
+# Executables at fixed addresses for the source line tests: one with DWARF
+# (-g whatever CFLAGS say), one without.
+tests/dwarf_fixture: tests/dwarf_fixture.c
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-pie -no-pie -Wl,--build-id $< -o $@
 
-unit: tests/unit/unit_tests tests/unit/dwarf_fixture
+tests/nodwarf_fixture: tests/dwarf_fixture.c
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g0 -fno-pie -no-pie $< -o $@
+
+unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 	tests/unit/unit_tests
 
 # Static, libc only: the same binary runs in the test VMs' busybox initramfs.
@@ -143,5 +147,5 @@ vmlinux:
 	tools/gen-vmlinux-h.sh
 
 clean:
-	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/unit/dwarf_fixture tests/workload \
-		bench/openclose
+	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
+		tests/nodwarf_fixture tests/workload bench/openclose

@@ -198,11 +198,25 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *scope, struct srcline_frame *f)
 	f->func = NULL;
 }
 
-/* Names frames[0..] from the scopes at addr (innermost first); returns n. */
+/*
+ * Names frames[0..] from the scopes at addr (innermost first); returns n.
+ * dwarf_getscopes() continues past an inlined subroutine with the scopes
+ * of its abstract definition; the DIE nesting of the innermost scope
+ * (dwarf_getscopes_die) has the concrete functions it was inlined into.
+ */
 static int inline_chain(Dwarf_Die *cu, Dwarf_Addr addr, struct srcline_frame *frames, int max)
 {
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die *scopes = NULL, inner;
 	int nscopes = dwarf_getscopes(cu, addr, &scopes), n = 1;
+
+	if (nscopes <= 0) {
+		free(scopes);
+		return 1;
+	}
+	inner = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	nscopes = dwarf_getscopes_die(&inner, &scopes);
 
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
