@@ -11,14 +11,26 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* Where a compilation unit's code lies, for files without .debug_aranges. */
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off die;
+};
+
 struct srcline {
 	Dwfl *dwfl;
 	Dwfl_Module *mod; /* srcline_open's file; NULL for the kernel's modules */
+	/* clang emits no .debug_aranges, which libdw 0.188 needs to find
+	 * the unit of an address: then an index of every unit's ranges. */
+	struct cu_range *ranges;
+	size_t nranges;
+	bool indexed;
 };
 
 /* libdwfl's default search path (NULL): the usual debug directories. */
@@ -115,6 +127,7 @@ void srcline_close(struct srcline *d)
 		return;
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
+	free(d->ranges);
 	free(d);
 }
 
@@ -233,13 +246,88 @@ static int inline_chain(Dwarf_Die *cu, Dwarf_Addr addr, struct srcline_frame *fr
 	return n;
 }
 
+static int push_range(struct srcline *d, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi,
+		      Dwarf_Off die)
+{
+	if (d->nranges == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		struct cu_range *r = realloc(d->ranges, ncap * sizeof(*r));
+
+		if (!r)
+			return -1;
+		d->ranges = r;
+		*cap = ncap;
+	}
+	d->ranges[d->nranges++] = (struct cu_range){ lo, hi, die };
+	return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void build_index(struct srcline *d, Dwarf *dw)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	d->indexed = true;
+	while (!dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL)) {
+		Dwarf_Die cu;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t it = 0;
+
+		if (dwarf_offdie(dw, off + hsize, &cu))
+			while ((it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0)
+				if (lo < hi && push_range(d, &cap, lo, hi, off + hsize))
+					return;
+		off = next;
+	}
+	qsort(d->ranges, d->nranges, sizeof(*d->ranges), by_lo);
+}
+
+/* The unit holding addr (a DWARF address): by aranges, else the index. */
+static Dwarf_Die *find_cu(struct srcline *d, Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *mem,
+			  Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+	Dwarf *dw;
+	size_t lo = 0, hi;
+
+	if (cu || mod != d->mod)
+		return cu;
+	dw = dwfl_module_getdwarf(mod, bias);
+	if (!dw)
+		return NULL;
+	if (!d->indexed)
+		build_index(d, dw);
+	addr -= *bias;
+	hi = d->nranges;
+	while (lo < hi) { /* the last range starting at or below addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges of different units do not overlap; look back a little in
+	 * case an empty or nested one sorts in between. */
+	for (size_t i = lo; i-- > 0 && lo - i <= 8;)
+		if (addr >= d->ranges[i].lo && addr < d->ranges[i].hi)
+			return dwarf_offdie(dw, d->ranges[i].die, mem);
+	return NULL;
+}
+
 int srcline_lookup(struct srcline *d, unsigned long long addr, struct srcline_frame *frames, int max)
 {
 	Dwfl_Module *mod;
-	Dwfl_Line *line;
-	Dwarf_Die *cu;
-	Dwarf_Addr bias;
-	const char *file;
+	Dwarf_Line *line;
+	Dwarf_Die *cu, mem;
+	Dwarf_Addr bias = 0;
 	int lineno = 0;
 
 	if (!d || max < 1)
@@ -247,15 +335,14 @@ int srcline_lookup(struct srcline *d, unsigned long long addr, struct srcline_fr
 	mod = dwfl_addrmodule(d->dwfl, addr);
 	if (!mod)
 		return 0;
-	line = dwfl_module_getsrc(mod, addr);
-	if (!line)
+	cu = find_cu(d, mod, addr, &mem, &bias);
+	if (!cu)
 		return 0;
-	file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-	frames[0].file = relative(file, dwfl_line_comp_dir(line));
+	line = dwarf_getsrc_die(cu, addr - bias);
+	if (!line || dwarf_lineno(line, &lineno))
+		return 0;
+	frames[0].file = relative(dwarf_linesrc(line, NULL, NULL), cu_comp_dir(cu));
 	frames[0].line = (unsigned int)lineno;
 	frames[0].func = NULL;
-	cu = dwfl_module_addrdie(mod, addr, &bias);
-	if (!cu)
-		return 1;
 	return inline_chain(cu, addr - bias, frames, max);
 }
