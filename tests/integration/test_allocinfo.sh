@@ -151,8 +151,9 @@ fi
 if hold s --allocinfo --stacks; then
 	ks_stop ks
 	rc=$?
-	got=$(awk '/^ *-?[0-9]+ +-?[0-9]+ / { b = $1; c = $2; next }
-		/^        load_msg\+0x/ { tb += b; tc += c; n++ }
+	# Entries tagged by load_msg's call, with load_msg among their frames.
+	got=$(awk '/^ *-?[0-9]+ +-?[0-9]+ / { b = $1; c = $2; mine = $NF ~ /^func:(load|alloc)_msg$/; next }
+		mine && /^        load_msg\+0x/ { tb += b; tc += c; n++ }
 		END { if (n) print tb, tc; else print "none" }' "$(ks_out ks)")
 	[ $rc -eq 0 ] && [ "$got" = "$WANT_BYTES $COUNT" ]
 	check $? allocinfo.stacks "stacks with a load_msg frame while held: want '$WANT_BYTES $COUNT', got '$got' (status $rc)"
