@@ -405,7 +405,7 @@ static void print_losses(FILE *out, const struct kmt_ai_stats *st, unsigned long
 			(unsigned long long)st->stack_failed,
 			(unsigned long long)st->stack_failed_bytes);
 	if (misses)
-		fprintf(out, "# kmemsnoop: %llu allocations or frees not seen: they happened while "
+		fprintf(out, "# kmemsnoop: %llu events of any process not seen: they happened while "
 			     "the same BPF program ran on their CPU (interrupts)\n", misses);
 	if (st->replaced)
 		fprintf(out, "# kmemsnoop: %llu allocations (%llu bytes) were counted as freed when "
