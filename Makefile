@@ -59,11 +59,17 @@ ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
 $(info kmemsnoop: using $(LIBBPF_FROM), $(BPFTOOL_FROM))
 endif
 
+# --- libdw (elfutils): DWARF file:line for --allocinfo ----------------------------
+# Every link of libdw goes through LIBDW_LIBS.
+LIBDW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
+LIBDW_LIBS := $(or $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null),-ldw -lelf)
+
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(VMLINUX_DIR) -Isrc/bpf $(LIBBPF_CFLAGS)
 
 APP_SRCS := src/kmemsnoop.c src/env.c src/tracer.c src/kernel_features.c src/pfn.c \
-	src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c src/gfp.c
+	src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c src/gfp.c \
+	src/allocinfo.c src/alloctag.c src/srcline.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
@@ -72,15 +78,15 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 .PHONY: all test unit run deps clean vmlinux bench
 .DELETE_ON_ERROR:
 
-all: kmemsnoop tests/unit/unit_tests tests/workload
+all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
-	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) -lelf -lz -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz -o $@
 
 $(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) src/bpf/kmemsnoop.h $(OUTPUT)/kmemsnoop.skel.h | $(OUTPUT)
-	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/kmemsnoop.bpf.o: src/bpf/kmemsnoop.bpf.c src/bpf/kmemsnoop.h $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
+$(OUTPUT)/kmemsnoop.bpf.o: src/bpf/kmemsnoop.bpf.c src/bpf/kmemsnoop.h $(wildcard src/bpf/*.bpf.h) $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
 	rm -f $@.tmp
@@ -103,9 +109,17 @@ $(OUTPUT)/bpftool/bootstrap/bpftool:
 
 tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) \
-		$(LIBBPF_LIBS) -lelf -lz -o $@
+		$(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz -o $@
 
-unit: tests/unit/unit_tests
+# Executables at fixed addresses for the source line tests: one with DWARF
+# (-g whatever CFLAGS say), one without.
+tests/dwarf_fixture: tests/dwarf_fixture.c
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-pie -no-pie -Wl,--build-id $< -o $@
+
+tests/nodwarf_fixture: tests/dwarf_fixture.c
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g0 -fno-pie -no-pie $< -o $@
+
+unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 	tests/unit/unit_tests
 
 # Static, libc only: the same binary runs in the test VMs' busybox initramfs.
@@ -144,4 +158,5 @@ vmlinux:
 	tools/gen-vmlinux-h.sh
 
 clean:
-	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/workload $(BENCH_PROGS)
+	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
+		tests/nodwarf_fixture tests/workload $(BENCH_PROGS)

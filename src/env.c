@@ -9,15 +9,24 @@
 #include <string.h>
 
 #include "env.h"
+#include "kmemsnoop.h"
 
 #define KMEMSNOOP_VERSION "0.1"
 #define DEFAULT_RING_SIZE (8ULL << 20)
 #define DEFAULT_NICE -10
+#define DEFAULT_AI_MAX_PTRS (1ULL << 20)
+#define DEFAULT_AI_MAX_STACKS (16ULL << 10) /* --stacks */
+#define DEFAULT_AI_PAGE_STACKS (4ULL << 10)  /* the stacks of page allocations */
+#define AI_MAX_PTRS_LIMIT (1ULL << 28)
+#define AI_MAX_STACKS_LIMIT (1ULL << 20)
 
 static const char usage_text[] =
 "Usage: kmemsnoop [OPTION...]\n"
+"       kmemsnoop --allocinfo[=total] [OPTION...] [INTERVAL [COUNT]]\n"
 "Trace the kernel's memory allocations and frees (kmalloc, slab caches, pages)\n"
-"with BPF, printed as ftrace-style text or written as kmemtrace binary files.\n"
+"with BPF, printed as ftrace-style text or written as kmemtrace binary files;\n"
+"or, with --allocinfo, add them up per call site in the kernel and print them\n"
+"in the format of the kernel's /proc/allocinfo.\n"
 "\n"
 "Filters (applied in the kernel, before anything is recorded):\n"
 "  -p, --pid=PID          only process PID (all its threads), and the processes\n"
@@ -36,7 +45,35 @@ static const char usage_text[] =
 "  -o, --output=DIR       write kmemtrace binary files instead of text: DIR/cpuN\n"
 "                         (each CPU's records in order), DIR/abi_version,\n"
 "                         DIR/total_overruns (bytes lost), DIR/total_overrun_events\n"
-"  -i, --input=DIR        read such a directory and print it as text, in sequence order\n"
+"  -i, --input=DIR        read such a directory and print it as text, in time order\n"
+"\n"
+"Allocation profile (/proc/allocinfo for any kernel):\n"
+"      --allocinfo        count in BPF maps, per call site, the bytes and the\n"
+"                         number of the allocations made during the session that\n"
+"                         are still outstanding (frees subtract; frees of memory\n"
+"                         allocated before the session are ignored, and counted);\n"
+"                         printed at the end, or every INTERVAL seconds (COUNT\n"
+"                         times), as /proc/allocinfo: \"%12lli %8llu <tag> \" lines\n"
+"                         under its two header lines. The tag is\n"
+"                         \"file:line [module] func:function\" with kernel debug\n"
+"                         information, else \"function+0xoff [module] func:function\".\n"
+"                         Pages are tagged by the first caller outside the page\n"
+"                         allocator, found in their kernel stack\n"
+"      --allocinfo=total  all the bytes and calls allocated during the session,\n"
+"                         freed or not (only allocations are traced)\n"
+"      --stacks           key by kernel stack instead of call site; every entry\n"
+"                         is followed by its frames, innermost first\n"
+"      --folded           with --stacks: print \"outer;...;inner bytes\" lines,\n"
+"                         as flame graph tools read them, instead\n"
+"      --vmlinux=PATH     the running kernel's vmlinux with DWARF, for file:line\n"
+"                         tags (default: searched in /usr/lib/debug/boot,\n"
+"                         /usr/lib/debug/lib/modules/RELEASE, /boot, /lib/modules)\n"
+"      --max-ptrs=N       allocations tracked at once (default 1M; about 90 bytes\n"
+"                         of kernel memory each); what does not fit is counted and\n"
+"                         reported, not tracked\n"
+"      --max-stacks=N     distinct kernel stacks (default 16K with --stacks, else\n"
+"                         4K for the page allocations); allocations whose stack\n"
+"                         finds no room are counted and reported\n"
 "\n"
 "Control:\n"
 "  -d, --duration=SECONDS stop after SECONDS (default: until Ctrl-C or SIGTERM)\n"
@@ -62,13 +99,22 @@ static const char usage_text[] =
 "  kmemsnoop                     # every allocation on the machine\n"
 "  kmemsnoop -p 1234 -e kmalloc  # kmalloc/kfree made by process 1234\n"
 "  kmemsnoop -o /tmp/trace -d 10 # ten seconds of binary trace\n"
-"  kmemsnoop -i /tmp/trace       # print it\n";
+"  kmemsnoop -i /tmp/trace       # print it\n"
+"  kmemsnoop --allocinfo 5       # outstanding memory per call site, every 5 s\n"
+"  kmemsnoop --allocinfo -d 10 | sort -g | tail | numfmt --to=iec\n"
+"  kmemsnoop --allocinfo --stacks --folded -d 10 > out.folded\n";
 
 enum {
 	OPT_MIN_SIZE = 0x100,
 	OPT_MAX_SIZE,
 	OPT_RAW_TP,
 	OPT_NICE,
+	OPT_ALLOCINFO,
+	OPT_STACKS,
+	OPT_FOLDED,
+	OPT_VMLINUX,
+	OPT_MAX_PTRS,
+	OPT_MAX_STACKS,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +131,12 @@ static const struct option long_options[] = {
 	{ "buffer-size", required_argument, NULL, 'b' },
 	{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
 	{ "nice", required_argument, NULL, OPT_NICE },
+	{ "allocinfo", optional_argument, NULL, OPT_ALLOCINFO },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
+	{ "max-ptrs", required_argument, NULL, OPT_MAX_PTRS },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -248,6 +300,34 @@ static int parse_one(int opt, const char *arg, struct env *env)
 		    env->ring_size > (1ULL << 30) || (env->ring_size & (env->ring_size - 1)))
 			return usage_error("invalid buffer size '%s': a power of two from 64K to 1G",
 					   arg);
+		env->ring_size_set = true;
+		break;
+	case OPT_ALLOCINFO:
+		if (arg && strcmp(arg, "total") != 0)
+			return usage_error("invalid --allocinfo value '%s': only 'total'", arg);
+		env->mode = KMT_MODE_ALLOCINFO;
+		env->ai_total = arg != NULL;
+		break;
+	case OPT_STACKS:
+		env->ai_stacks = true;
+		break;
+	case OPT_FOLDED:
+		env->ai_folded = true;
+		break;
+	case OPT_VMLINUX:
+		if (!*arg)
+			return usage_error("%s", "--vmlinux needs a path");
+		env->vmlinux = arg;
+		break;
+	case OPT_MAX_PTRS:
+		if (!parse_size(arg, &env->ai_max_ptrs) || !env->ai_max_ptrs ||
+		    env->ai_max_ptrs > AI_MAX_PTRS_LIMIT)
+			return usage_error("invalid --max-ptrs '%s': 1 to 256M", arg);
+		break;
+	case OPT_MAX_STACKS:
+		if (!parse_size(arg, &env->ai_max_stacks) || !env->ai_max_stacks ||
+		    env->ai_max_stacks > AI_MAX_STACKS_LIMIT)
+			return usage_error("invalid --max-stacks '%s': 1 to 1M", arg);
 		break;
 	case OPT_RAW_TP:
 		env->force_raw_tp = true;
@@ -272,12 +352,58 @@ static int parse_one(int opt, const char *arg, struct env *env)
 	return -1;
 }
 
+/* Options that only mean something with --allocinfo. */
+static int check_allocinfo_options(const struct env *env, bool max_ptrs_set, bool max_stacks_set)
+{
+	const char *opt = env->ai_stacks ? "--stacks" : env->ai_folded ? "--folded" :
+			  env->vmlinux ? "--vmlinux" : max_ptrs_set ? "--max-ptrs" :
+			  max_stacks_set ? "--max-stacks" : NULL;
+
+	if (env->mode != KMT_MODE_ALLOCINFO) {
+		if (opt)
+			return usage_error("%s needs --allocinfo", opt);
+		return -1;
+	}
+	if (env->output_dir || env->input_dir)
+		return usage_error("%s", "--allocinfo cannot be used with -o or -i");
+	if (env->ring_size_set)
+		return usage_error("%s", "-b sizes the stream's ring buffers: --allocinfo has none");
+	if (env->ai_folded && !env->ai_stacks)
+		return usage_error("%s", "--folded needs --stacks");
+	if (env->ai_total && max_ptrs_set)
+		return usage_error("%s", "--max-ptrs: --allocinfo=total tracks no pointers");
+	return -1;
+}
+
 static int check_combination(const struct env *env)
 {
 	if (env->min_size > env->max_size)
 		return usage_error("%s", "--min-size is larger than --max-size");
 	if (env->input_dir && env->output_dir)
 		return usage_error("%s", "-i and -o cannot be used together");
+	return -1;
+}
+
+/* [INTERVAL [COUNT]] after the options of an aggregating mode. */
+static int parse_positionals(int argc, char **argv, struct env *env)
+{
+	uint64_t count;
+
+	if (argc == 0)
+		return -1;
+	if (env->mode == KMT_MODE_STREAM)
+		return usage_error("unexpected argument '%s'", argv[0]);
+	if (!strcmp(argv[0], "total"))
+		return usage_error("%s", "unexpected argument 'total': write --allocinfo=total");
+	if (!parse_duration(argv[0], &env->interval))
+		return usage_error("invalid interval '%s': seconds, more than 0", argv[0]);
+	if (argc == 1)
+		return -1;
+	if (!parse_u64(argv[1], &count) || !count || count > (uint64_t)LONG_MAX)
+		return usage_error("invalid count '%s': a number of outputs, at least 1", argv[1]);
+	env->count = count;
+	if (argc > 2)
+		return usage_error("unexpected argument '%s'", argv[2]);
 	return -1;
 }
 
@@ -302,7 +428,15 @@ int env_parse(int argc, char **argv, struct env *env)
 		if (ret >= 0)
 			return ret;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+	ret = parse_positionals(argc - optind, argv + optind, env);
+	if (ret >= 0)
+		return ret;
+	ret = check_allocinfo_options(env, env->ai_max_ptrs != 0, env->ai_max_stacks != 0);
+	if (ret >= 0)
+		return ret;
+	if (!env->ai_max_ptrs)
+		env->ai_max_ptrs = DEFAULT_AI_MAX_PTRS;
+	if (!env->ai_max_stacks)
+		env->ai_max_stacks = env->ai_stacks ? DEFAULT_AI_MAX_STACKS : DEFAULT_AI_PAGE_STACKS;
 	return check_combination(env);
 }

@@ -30,6 +30,19 @@ struct env {
 	bool force_raw_tp;      /* --raw-tp */
 	int nice;               /* --nice */
 	bool verbose;           /* -v */
+	bool ring_size_set;     /* -b given */
+
+	unsigned char mode;     /* enum kmt_mode */
+	double interval;        /* [interval]: seconds between outputs, 0 = at the end */
+	unsigned long count;    /* [count]: outputs, then end; 0 = no limit */
+
+	/* --allocinfo */
+	bool ai_total;          /* =total: allocated during the session, freed or not */
+	bool ai_stacks;         /* --stacks: keyed by kernel stack */
+	bool ai_folded;         /* --folded: folded stack lines */
+	const char *vmlinux;    /* --vmlinux: kernel image with DWARF */
+	uint64_t ai_max_ptrs;   /* --max-ptrs: allocations tracked at once */
+	uint64_t ai_max_stacks; /* --max-stacks: distinct stacks */
 };
 
 /* Exit codes. */

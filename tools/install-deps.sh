@@ -2,9 +2,10 @@
 # Installs what kmemsnoop needs to build and test on Debian 12 (or newer),
 # skipping what is already there.  Run as root (or through sudo).
 set -eu
-# build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs);
+# build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs), libdw
+# (DWARF file:line tags of --allocinfo);
 # tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian.
-pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
       util-linux"
 missing=""
 for p in $pkgs; do

@@ -40,6 +40,8 @@ const volatile __u8 cache_alloc_args = KMT_CACHE_ALLOC_CACHE;
 const volatile __u8 cache_free_args = KMT_CACHE_FREE_CACHE;
 /* Wake the consumer once per this many records on a CPU. */
 const volatile __u64 wakeup_records = 4096;
+/* enum kmt_mode: stream records, or aggregate (--hist, --allocinfo). */
+const volatile __u8 mode = KMT_MODE_STREAM;
 
 struct kmt_loss losses[KMT_MAX_CPUS] = {};
 struct kmt_cpu_counters cpu_counters[KMT_MAX_CPUS] = {};
@@ -90,6 +92,8 @@ struct {
 		asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(__v) : "r"(ctx), "i"((i) * 8)); \
 		__v;                                                             \
 	})
+
+#include "allocinfo.bpf.h"
 
 /* An event that has passed the task filters, on its way into a ring. */
 struct event_ctx {
@@ -350,6 +354,8 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 
 	if (!task_passes(&ev) || !alloc_size_passes(ptr, req))
 		return 0;
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_alloc(ctx, KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3));
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -397,6 +403,8 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 	}
 	if (!alloc_size_passes(ptr, req))
 		return 0;
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_alloc(ctx, KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -432,6 +440,9 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 	struct kmt_rec_kfree *rec;
 	__u64 ptr = ARG(ctx, 1);
 
+	/* Whoever frees it, a tracked allocation is freed: no task filter. */
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_free(KMT_TYPE_KMALLOC, ptr, 0);
 	/* kfree(NULL) is an event too, as in the kernel's own trace. */
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
@@ -451,6 +462,8 @@ static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf
 	struct kmt_rec_cache_free *rec;
 	__u64 ptr = ARG(ctx, 1);
 
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_free(KMT_TYPE_CACHE, ptr, 0);
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));
@@ -511,6 +524,8 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 
 	if (!task_passes(&ev) || !alloc_size_passes(ARG(ctx, 0), bytes))
 		return 0;
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_alloc(ctx, KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -530,6 +545,8 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 	struct kmt_rec_page_free *rec;
 	__u32 order = ARG(ctx, 1);
 
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_free(KMT_TYPE_PAGES, ARG(ctx, 0), order);
 	if (!task_passes(&ev) || !free_size_passes(ARG(ctx, 0)))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));

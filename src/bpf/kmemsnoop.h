@@ -160,6 +160,53 @@ _Static_assert(sizeof(struct kmt_rec_kfree) == 72, "kfree record");
 _Static_assert(sizeof(struct kmt_rec_cache_free) == 112, "kmem_cache_free record");
 _Static_assert(sizeof(struct kmt_rec_page_free) == 88, "mm_page_free record");
 
+/*
+ * What the BPF programs do with an event: stream it as a record (the
+ * default), or aggregate it in maps.  A rodata constant, so the verifier
+ * drops the code of the other modes.
+ */
+enum kmt_mode {
+	KMT_MODE_STREAM = 0,
+	KMT_MODE_HIST = 1,
+	KMT_MODE_ALLOCINFO = 2,
+};
+
+/*
+ * --allocinfo.  A site key is a call site address, or a stack id of
+ * ai_stack_map: stack ids are below 2^32, kernel text addresses of 64-bit
+ * kernels far above, so one 64-bit key holds either.
+ */
+#define KMT_AI_STACK_KEY_LIMIT (1ULL << 32)
+#define KMT_AI_PAGE_FRAMES 16  /* stack depth kept to find a page's caller */
+#define KMT_AI_MAX_FRAMES 64   /* --stacks: deeper stacks lose their outermost frames */
+
+/* ai_ptrs value: where a tracked allocation was made, and its size. */
+struct kmt_ai_ptr {
+	__u64 site;
+	__u64 bytes;
+};
+
+/* ai_sites value, per CPU: frees may run on another CPU, so one CPU's
+ * share can be negative; user space sums them. */
+struct kmt_ai_count {
+	__s64 bytes;
+	__s64 calls;
+};
+
+/* What could not be tracked, per CPU (ai_stats). */
+struct kmt_ai_stats {
+	__u64 ptrs_full;          /* allocations not counted: pointer map full */
+	__u64 ptrs_full_bytes;
+	__u64 sites_full;         /* allocations not counted: site map full */
+	__u64 sites_full_bytes;
+	__u64 stack_failed;       /* allocations not counted: no stack id */
+	__u64 stack_failed_bytes;
+	__u64 untracked_frees[3]; /* frees of pointers not tracked, by kmt_type_id */
+	__u64 replaced;           /* allocation at a pointer still tracked (a missed free) */
+	__u64 replaced_bytes;
+	__u64 order_mismatch;     /* page frees of another order than allocated */
+};
+
 /* Per-CPU loss counters, indexed by CPU (a BPF global array). */
 struct kmt_loss {
 	__u64 events;
