@@ -59,8 +59,11 @@
 
 const volatile bool ai_total = false;  /* --allocinfo=total */
 const volatile bool ai_stacks = false; /* --stacks */
-/* ai_table: its number of buckets - 1 (a power of two - 1); ai_counts'
- * and ai_site_ids' size. */
+/* ai_table: a bucket is the top bits of the pointer times an odd constant
+ * (the best mixed bits of the product), ai_bucket_shift = 64 - their
+ * number; ai_bucket_mask: the number of buckets - 1 (a power of two - 1).
+ * ai_max_sites: ai_counts' and ai_site_ids' size. */
+const volatile __u32 ai_bucket_shift = 63;
 const volatile __u32 ai_bucket_mask = 0;
 const volatile __u32 ai_max_sites = 1;
 
@@ -226,7 +229,7 @@ static __always_inline void ai_count_sub(__u32 idx, __u64 bytes)
 
 static __always_inline struct kmt_ai_bucket *ai_bucket_of(__u64 ptr)
 {
-	__u32 b = (__u32)((ptr * KMT_AI_HASH_MUL) >> 32) & ai_bucket_mask;
+	__u32 b = (__u32)((ptr * KMT_AI_HASH_MUL) >> (ai_bucket_shift & 63)) & ai_bucket_mask;
 
 	return bpf_map_lookup_elem(&ai_table, &b);
 }

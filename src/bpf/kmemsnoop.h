@@ -194,7 +194,7 @@ struct kmt_ai_ptr {
  * low 32 bits and its size in bytes in the high 32.
  */
 #define KMT_AI_BUCKET_SLOTS 8
-#define KMT_AI_SLOTS_PER_PTR 2 /* table slots per --max-ptrs: keeps buckets from filling */
+#define KMT_AI_SLOTS_PER_PTR 4 /* table slots per --max-ptrs: keeps buckets from filling */
 #define KMT_AI_HASH_MUL 0x9e3779b97f4a7c15ULL
 
 struct kmt_ai_slot {
