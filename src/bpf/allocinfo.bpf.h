@@ -57,6 +57,10 @@
 /* kmalloc(0) returns ZERO_SIZE_PTR (16), shared by every caller. */
 #define AI_ZERO_SIZE_PTR 16
 
+/* The BPF program and bpf_trace_run<N>: never the caller (more glue
+ * frames, if a kernel has them, are skipped by name in user space). */
+#define AI_STACK_SKIP (2 & BPF_F_SKIP_FIELD_MASK)
+
 const volatile bool ai_total = false;  /* --allocinfo=total */
 const volatile bool ai_stacks = false; /* --stacks */
 /* ai_table: a bucket is the top bits of the pointer times an odd constant
@@ -407,7 +411,7 @@ static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 ty
 	if (bytes_req < min_size || bytes_req > max_size)
 		return 0;
 	if (ai_stacks || type == KMT_TYPE_PAGES) {
-		long id = bpf_get_stackid(ctx, &ai_stack_map, 0);
+		long id = bpf_get_stackid(ctx, &ai_stack_map, AI_STACK_SKIP);
 
 		if (id < 0) { /* -EEXIST: its bucket holds another stack */
 			st = ai_stats_here();

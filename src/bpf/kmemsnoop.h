@@ -177,7 +177,7 @@ enum kmt_mode {
  * kernels far above, so one 64-bit key holds either.
  */
 #define KMT_AI_STACK_KEY_LIMIT (1ULL << 32)
-#define KMT_AI_PAGE_FRAMES 16  /* stack depth kept to find a page's caller */
+#define KMT_AI_PAGE_FRAMES 8   /* stack depth kept to find a page's caller */
 #define KMT_AI_MAX_FRAMES 64   /* --stacks: deeper stacks lose their outermost frames */
 
 /* ai_ptrs value: where a tracked allocation was made, and its size. */
