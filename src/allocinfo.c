@@ -46,6 +46,7 @@ struct row {
 struct allocinfo {
 	const struct env *env;
 	int ncpus;
+	bool atomics; /* ai_site_ids and ai_counts, else ai_sites */
 	struct alloctag *tags;
 	/* Open addressing, keyed by site key; grows at half full. */
 	struct site *sites;
@@ -73,7 +74,8 @@ size_t allocinfo_format_line(char *buf, size_t size, long long bytes, long long 
 
 /* --- set-up --------------------------------------------------------------------- */
 
-struct allocinfo *allocinfo_new(const struct env *env, int ncpus, char *err, size_t err_size)
+struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, char *err,
+				size_t err_size)
 {
 	struct allocinfo *ai = calloc(1, sizeof(*ai));
 
@@ -83,6 +85,7 @@ struct allocinfo *allocinfo_new(const struct env *env, int ncpus, char *err, siz
 	}
 	ai->env = env;
 	ai->ncpus = ncpus;
+	ai->atomics = atomics;
 	ai->tags = alloctag_new(env->vmlinux, env->verbose, err, err_size);
 	if (!ai->tags) {
 		free(ai);
@@ -122,9 +125,23 @@ static bool uses_stacks(const struct env *env)
 	return env->ai_stacks || (env->events & EV_PAGE);
 }
 
-void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel)
+/* Buckets of ai_table for max_ptrs pointers: KMT_AI_SLOTS_PER_PTR slots
+ * each, at least, in a power of two of buckets. */
+static __u32 table_buckets(unsigned long long max_ptrs)
+{
+	unsigned long long slots = max_ptrs * KMT_AI_SLOTS_PER_PTR;
+	__u32 n = 1;
+
+	while ((unsigned long long)n * KMT_AI_BUCKET_SLOTS < slots)
+		n *= 2;
+	return n;
+}
+
+void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool atomics)
 {
 	struct kmemsnoop_bpf__rodata *ro = skel->rodata;
+	__u32 sites = (env->ai_stacks ? 0 : AI_CALL_SITES) +
+		      (uses_stacks(env) ? env->ai_max_stacks : 0);
 
 	ro->mode = KMT_MODE_ALLOCINFO;
 	ro->ai_total = env->ai_total;
@@ -132,11 +149,20 @@ void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel)
 	/* The pointer map itself tells which frees to count: the size
 	 * filter's own map of pointers would only double the work. */
 	ro->filter_size = false;
-	if (!env->ai_total)
-		bpf_map__set_max_entries(skel->maps.ai_ptrs, env->ai_max_ptrs);
-	bpf_map__set_max_entries(skel->maps.ai_sites,
-				 (env->ai_stacks ? 0 : AI_CALL_SITES) +
-					 (uses_stacks(env) ? env->ai_max_stacks : 0));
+	if (atomics) {
+		__u32 buckets = env->ai_total ? 1 : table_buckets(env->ai_max_ptrs);
+
+		bpf_map__set_max_entries(skel->maps.ai_table, buckets);
+		ro->ai_bucket_mask = buckets - 1;
+		ro->ai_bucket_shift = 64 - (buckets > 1 ? __builtin_ctz(buckets) : 1);
+		bpf_map__set_max_entries(skel->maps.ai_site_ids, sites);
+		bpf_map__set_max_entries(skel->maps.ai_counts, sites);
+		ro->ai_max_sites = sites;
+	} else {
+		if (!env->ai_total)
+			bpf_map__set_max_entries(skel->maps.ai_ptrs, env->ai_max_ptrs);
+		bpf_map__set_max_entries(skel->maps.ai_sites, sites);
+	}
 	if (uses_stacks(env)) {
 		bpf_map__set_max_entries(skel->maps.ai_stack_map, env->ai_max_stacks);
 		bpf_map__set_value_size(skel->maps.ai_stack_map,
@@ -280,11 +306,25 @@ static const struct site *site_of(struct allocinfo *ai, struct kmemsnoop_bpf *sk
 
 /* --- reading the maps -------------------------------------------------------------- */
 
+/* The counts of a site key, per CPU: from ai_counts at its index (with
+ * atomics), or ai_sites. */
+static int read_counts(const struct allocinfo *ai, struct kmemsnoop_bpf *skel, __u64 key,
+		       struct kmt_ai_count *per_cpu)
+{
+	__u32 idx;
+
+	if (!ai->atomics)
+		return bpf_map_lookup_elem(bpf_map__fd(skel->maps.ai_sites), &key, per_cpu);
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.ai_site_ids), &key, &idx))
+		return -1;
+	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.ai_counts), &idx, per_cpu);
+}
+
 /* Every site key and its counts, summed over the CPUs. */
 static int read_rows(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct row **rows_out,
 		     size_t *n_out)
 {
-	int fd = bpf_map__fd(skel->maps.ai_sites);
+	int fd = bpf_map__fd(ai->atomics ? skel->maps.ai_site_ids : skel->maps.ai_sites);
 	struct kmt_ai_count *per_cpu = calloc(ai->ncpus, sizeof(*per_cpu));
 	struct row *rows = NULL;
 	size_t n = 0, cap = 0;
@@ -295,7 +335,7 @@ static int read_rows(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct ro
 		return -ENOMEM;
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, per_cpu))
+		if (read_counts(ai, skel, key, per_cpu))
 			continue;
 		if (n == cap) {
 			struct row *r = realloc(rows, (cap = cap ? cap * 2 : 1024) * sizeof(*rows));

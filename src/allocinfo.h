@@ -14,15 +14,20 @@ struct env;
 struct kmemsnoop_bpf;
 struct allocinfo;
 
-/* Symbols and debug information; NULL with a one-line reason in err. */
-struct allocinfo *allocinfo_new(const struct env *env, int ncpus, char *err, size_t err_size);
+/*
+ * Symbols and debug information; NULL with a one-line reason in err.
+ * atomics: the kernel has BPF atomics (the programs loaded keep the
+ * pointers in ai_table, else in the ai_ptrs hash).
+ */
+struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, char *err,
+				size_t err_size);
 void allocinfo_free(struct allocinfo *ai);
 
 /* Which tracepoints the mode needs: class is EV_*, is_free for the frees. */
 bool allocinfo_tracepoint_wanted(const struct env *env, unsigned int class, bool is_free);
 
 /* Rodata and map sizes, after the common configuration, before load. */
-void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel);
+void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool atomics);
 
 /*
  * Reads the maps and prints the table to out.  misses: events BPF

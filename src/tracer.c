@@ -184,7 +184,7 @@ static void configure(struct tracer *t)
 	if (env->size_filter)
 		bpf_map__set_max_entries(t->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
 	if (env->mode == KMT_MODE_ALLOCINFO)
-		allocinfo_configure(env, t->skel);
+		allocinfo_configure(env, t->skel, t->kf.atomic_fetch);
 }
 
 static int create_rings(struct tracer *t)
@@ -558,7 +558,7 @@ static int open_output(struct tracer *t)
 	const struct env *env = t->env;
 
 	if (env->mode == KMT_MODE_ALLOCINFO) {
-		t->allocinfo = allocinfo_new(env, t->ncpus, t->err, sizeof(t->err));
+		t->allocinfo = allocinfo_new(env, t->ncpus, t->kf.atomic_fetch, t->err, sizeof(t->err));
 		return t->allocinfo ? 0 : -1;
 	}
 	if (env->output_dir) {

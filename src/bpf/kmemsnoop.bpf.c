@@ -355,7 +355,7 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 	if (!task_passes(&ev) || !alloc_size_passes(ptr, req))
 		return 0;
 	if (mode == KMT_MODE_ALLOCINFO)
-		return allocinfo_alloc(ctx, KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3));
+		return allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3));
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -404,7 +404,7 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 	if (!alloc_size_passes(ptr, req))
 		return 0;
 	if (mode == KMT_MODE_ALLOCINFO)
-		return allocinfo_alloc(ctx, KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc);
+		return allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -442,7 +442,7 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 
 	/* Whoever frees it, a tracked allocation is freed: no task filter. */
 	if (mode == KMT_MODE_ALLOCINFO)
-		return allocinfo_free(KMT_TYPE_KMALLOC, ptr, 0);
+		return allocinfo_free(atomic_fetch, KMT_TYPE_KMALLOC, ptr, 0);
 	/* kfree(NULL) is an event too, as in the kernel's own trace. */
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
@@ -463,7 +463,7 @@ static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf
 	__u64 ptr = ARG(ctx, 1);
 
 	if (mode == KMT_MODE_ALLOCINFO)
-		return allocinfo_free(KMT_TYPE_CACHE, ptr, 0);
+		return allocinfo_free(atomic_fetch, KMT_TYPE_CACHE, ptr, 0);
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));
@@ -525,7 +525,8 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 	if (!task_passes(&ev) || !alloc_size_passes(ARG(ctx, 0), bytes))
 		return 0;
 	if (mode == KMT_MODE_ALLOCINFO)
-		return allocinfo_alloc(ctx, KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes);
+		return allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_PAGES, 0,
+				       ai_arg_number(ctx, 0), bytes, bytes);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -546,7 +547,7 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 	__u32 order = ARG(ctx, 1);
 
 	if (mode == KMT_MODE_ALLOCINFO)
-		return allocinfo_free(KMT_TYPE_PAGES, ARG(ctx, 0), order);
+		return allocinfo_free(atomic_fetch, KMT_TYPE_PAGES, ai_arg_number(ctx, 0), order);
 	if (!task_passes(&ev) || !free_size_passes(ARG(ctx, 0)))
 		return 0;
 	rec = reserve(&ev, sizeof(*rec));

@@ -177,13 +177,33 @@ enum kmt_mode {
  * kernels far above, so one 64-bit key holds either.
  */
 #define KMT_AI_STACK_KEY_LIMIT (1ULL << 32)
-#define KMT_AI_PAGE_FRAMES 16  /* stack depth kept to find a page's caller */
+#define KMT_AI_PAGE_FRAMES 8   /* stack depth kept to find a page's caller */
 #define KMT_AI_MAX_FRAMES 64   /* --stacks: deeper stacks lose their outermost frames */
 
 /* ai_ptrs value: where a tracked allocation was made, and its size. */
 struct kmt_ai_ptr {
 	__u64 site;
 	__u64 bytes;
+};
+
+/*
+ * ai_table (kernels with BPF atomics, 5.12+): the tracked pointers in
+ * buckets of one 128-byte block each (two cache lines that the CPU fetches
+ * as a pair), found by a multiplicative hash of the pointer.  A slot's ptr
+ * is 0 when free; val is the allocation's site index (ai_site_ids) in the
+ * low 32 bits and its size in bytes in the high 32.
+ */
+#define KMT_AI_BUCKET_SLOTS 8
+#define KMT_AI_SLOTS_PER_PTR 4 /* table slots per --max-ptrs: keeps buckets from filling */
+#define KMT_AI_HASH_MUL 0x9e3779b97f4a7c15ULL
+
+struct kmt_ai_slot {
+	__u64 ptr;
+	__u64 val;
+};
+
+struct kmt_ai_bucket {
+	struct kmt_ai_slot slot[KMT_AI_BUCKET_SLOTS];
 };
 
 /* ai_sites value, per CPU: frees may run on another CPU, so one CPU's

@@ -8,7 +8,8 @@
 # class bytes, and once they are received and the queue removed, 0 and 0.
 # Also: --allocinfo=total, --stacks, --folded, pages (pipe writes, tagged
 # by their caller found in the stack), -e and --min-size, a full pointer
-# table reported in the output, --vmlinux errors and bad usage.
+# table reported in the output (and, once released, nothing it tracked
+# left), --vmlinux errors and bad usage.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200
@@ -16,6 +17,7 @@ COUNT=20
 TESTS=(allocinfo.format allocinfo.held allocinfo.released allocinfo.fallback_tag
 	allocinfo.sort_numfmt allocinfo.total allocinfo.stacks allocinfo.folded
 	allocinfo.pages allocinfo.events_filter allocinfo.size_filter allocinfo.ptrs_full
+	allocinfo.ptrs_full_release
 	allocinfo.vmlinux_nodwarf allocinfo.vmlinux_other allocinfo.usage)
 
 require_root
@@ -221,6 +223,20 @@ if hold q --allocinfo --max-ptrs 4; then
 	wl_kill wq
 else
 	fail allocinfo.ptrs_full "$WHY"
+fi
+
+# --- a full table (or, with BPF atomics, a full bucket of it) loses no free:
+# what was tracked is released exactly, what was not is said ---------------------
+if hold r --allocinfo --max-ptrs 4 0.2; then
+	release r
+	rc=$?
+	out=$(ks_out kr)
+	got=$(table "$out" "$(ntables "$out")" | msg_line)
+	notes=$(grep -c '^# kmemsnoop: not counted: [0-9]* allocations ([0-9]* bytes): the pointer table was full' "$out")
+	[ $rc -eq 0 ] && { [ "$got" = "0 0" ] || [ "$got" = none ]; } && [ "$notes" -gt 0 ]
+	check $? allocinfo.ptrs_full_release "--max-ptrs 4, messages held then released: want the last load_msg line '0 0' or none and 'not counted' notes, got '$got', $notes notes (status $rc)"
+else
+	fail allocinfo.ptrs_full_release "$WHY"
 fi
 
 # --- --vmlinux -------------------------------------------------------------------
