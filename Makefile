@@ -2,7 +2,7 @@
 #
 #   make            ./kmemsnoop, the unit tests and the test workload
 #   make test       the whole test suite (root: it runs BPF programs)
-#   make bench      overhead on an allocation-heavy loop (root; not part of test)
+#   make bench      overhead against untraced runs and peer tools (root; not part of test)
 #   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
 #   make deps       install the build and test dependencies (Debian, apt-get)
 #   make clean
@@ -59,6 +59,11 @@ ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
 $(info kmemsnoop: using $(LIBBPF_FROM), $(BPFTOOL_FROM))
 endif
 
+# --- libdw (elfutils): DWARF file:line for --allocinfo ----------------------------
+# Every link of libdw goes through LIBDW_LIBS.
+LIBDW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
+LIBDW_LIBS := $(or $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null),-ldw -lelf)
+
 # --- ncurses (the --hist live view) --------------------------------------------
 # One place for the flags, so that other link modes (e.g. static) reuse them.
 CURSES_PC ?= ncursesw
@@ -70,6 +75,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 
 APP_SRCS := src/kmemsnoop.c src/env.c src/tracer.c src/kernel_features.c src/pfn.c \
 	src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c src/gfp.c \
+	src/allocinfo.c src/alloctag.c src/srcline.c \
 	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
@@ -79,13 +85,13 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 .PHONY: all test unit run deps clean vmlinux bench
 .DELETE_ON_ERROR:
 
-all: kmemsnoop tests/unit/unit_tests tests/workload bench/openclose
+all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
-	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
 
 $(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(OUTPUT)/kmemsnoop.skel.h | $(OUTPUT)
-	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
 
@@ -112,9 +118,17 @@ $(OUTPUT)/bpftool/bootstrap/bpftool:
 
 tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) \
-		$(LIBBPF_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
+		$(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
 
-unit: tests/unit/unit_tests
+# Executables at fixed addresses for the source line tests: one with DWARF
+# (-g whatever CFLAGS say), one without.
+tests/dwarf_fixture: tests/dwarf_fixture.c
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-pie -no-pie -Wl,--build-id $< -o $@
+
+tests/nodwarf_fixture: tests/dwarf_fixture.c
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g0 -fno-pie -no-pie $< -o $@
+
+unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 	tests/unit/unit_tests
 
 # Static, libc only: the same binary runs in the test VMs' busybox initramfs.
@@ -124,10 +138,22 @@ tests/workload: tests/workload.c
 test: all
 	tests/run.sh
 
-bench/openclose: bench/openclose.c
-	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) $< -o $@
+# Benchmark programs: the workloads and the empty-program floor.
+BENCH_PROGS := bench/churn bench/floor
 
-bench: all
+bench/churn: bench/churn.c
+	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -pthread $< -o $@
+
+$(OUTPUT)/floor.bpf.o: bench/floor.bpf.c $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/floor.skel.h: $(OUTPUT)/floor.bpf.o $(BPFTOOL_DEP)
+	$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+bench/floor: bench/floor.c $(OUTPUT)/floor.skel.h $(LIBBPF_DEP)
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $< $(LIBBPF_LIBS) -lelf -lz -o $@
+
+bench: all $(BENCH_PROGS)
 	bench/overhead.sh
 
 deps:
@@ -141,4 +167,5 @@ vmlinux:
 	tools/gen-vmlinux-h.sh
 
 clean:
-	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/workload bench/openclose
+	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
+		tests/nodwarf_fixture tests/workload $(BENCH_PROGS)

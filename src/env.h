@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "histmaps.h"
-#include "kmemsnoop.h"
 
 /* Event classes for -e. */
 enum {
@@ -18,7 +17,6 @@ enum {
 };
 
 struct env {
-	enum kmt_mode mode;
 	int pid;      /* -p: thread group to follow, 0 = all */
 	int tid;      /* -t: 0 = all */
 	int cpu;      /* -C: -1 = all */
@@ -31,9 +29,22 @@ struct env {
 	const char *input_dir;  /* -i */
 	double duration;        /* -d seconds, 0 = until interrupted */
 	uint64_t ring_size;     /* -b bytes per CPU */
-	bool ring_size_set;
 	bool force_raw_tp;      /* --raw-tp */
+	int nice;               /* --nice */
 	bool verbose;           /* -v */
+	bool ring_size_set;     /* -b given */
+
+	unsigned char mode;     /* enum kmt_mode */
+	double interval;        /* [interval]: seconds between outputs, 0 = at the end */
+	unsigned long count;    /* [count]: outputs, then end; 0 = no limit */
+
+	/* --allocinfo */
+	bool ai_total;          /* =total: allocated during the session, freed or not */
+	bool ai_stacks;         /* --stacks: keyed by kernel stack */
+	bool ai_folded;         /* --folded: folded stack lines */
+	const char *vmlinux;    /* --vmlinux: kernel image with DWARF */
+	uint64_t ai_max_ptrs;   /* --max-ptrs: allocations tracked at once */
+	uint64_t ai_max_stacks; /* --max-stacks: distinct stacks */
 
 	/* --hist */
 	enum kmt_hist_value hist_value; /* --hist=alloc|req */
@@ -42,8 +53,6 @@ struct env {
 	bool top_set;
 	unsigned int hist_keys;         /* --hist-keys: key table entries, 0 = by memory */
 	bool live;                      /* --live: the terminal view even when not a tty */
-	double interval;                /* seconds between outputs */
-	unsigned long count;            /* outputs, 0 = until stopped */
 };
 
 /* Exit codes. */

@@ -18,6 +18,7 @@
 #include "histacc.h"
 #include "histfmt.h"
 #include "histtext.h"
+#include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
 #include "ksyms.h"
 #include "live.h"

@@ -16,6 +16,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "allocinfo.h"
 #include "binout.h"
 #include "env.h"
 #include "gfp.h"
@@ -57,6 +58,7 @@ struct tracer {
 
 	struct text_sink text;
 	struct binout *binout;
+	struct allocinfo *allocinfo; /* --allocinfo */
 
 	unsigned long long records;
 	unsigned long long undecodable;
@@ -124,6 +126,8 @@ static bool tracepoint_wanted(const struct tracer *t, enum kmt_tracepoint tp)
 		return false;
 	if (!class)
 		return t->env->pid != 0; /* fork/free follow -p */
+	if (t->env->mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_tracepoint_wanted(t->env, class, tracepoint_is_free(tp));
 	return (t->env->events & class) != 0;
 }
 
@@ -160,7 +164,6 @@ static void configure(struct tracer *t)
 	const struct env *env = t->env;
 	struct kmemsnoop_bpf__rodata *ro = t->skel->rodata;
 
-	ro->mode = env->mode;
 	ro->self_tgid = getpid();
 	ro->filter_pid = env->pid != 0;
 	ro->filter_tid = env->tid != 0;
@@ -179,6 +182,7 @@ static void configure(struct tracer *t)
 	/* A wakeup when about a quarter of the ring has filled. */
 	ro->wakeup_records = env->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
 
+	ro->mode = env->mode;
 	/* The inner template's size does not matter: the kernel does not
 	 * compare ring sizes of map-in-map values, so the rings made in
 	 * create_rings() can have any. */
@@ -188,6 +192,8 @@ static void configure(struct tracer *t)
 		hist_configure(t->skel, env, t->ncpus);
 	if (env->size_filter)
 		bpf_map__set_max_entries(t->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
+	if (env->mode == KMT_MODE_ALLOCINFO)
+		allocinfo_configure(env, t->skel, t->kf.atomic_fetch);
 }
 
 static int create_rings(struct tracer *t)
@@ -517,6 +523,74 @@ static int run_hist(struct tracer *t)
 	return ret == LOOP_ERROR ? -1 : 0;
 }
 
+static void sleep_until(double when)
+{
+	double left = when - now_seconds();
+	struct timespec ts;
+
+	if (left <= 0)
+		return;
+	if (left > POLL_MS / 1000.0)
+		left = POLL_MS / 1000.0;
+	ts.tv_sec = (time_t)left;
+	ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL); /* a signal ends it early: the caller looks */
+}
+
+static int print_allocinfo(struct tracer *t)
+{
+	int ret = allocinfo_print(t->allocinfo, t->skel, recursion_misses(t), stdout);
+
+	if (ret == -EPIPE) {
+		t->output_closed = true;
+		return 0;
+	}
+	if (ret)
+		return set_error(t, "writing output: %s", strerror(-ret));
+	return 0;
+}
+
+/*
+ * --allocinfo: the maps fill themselves; print them every interval, and at
+ * the end (unless the last interval's output was just that).
+ */
+static int run_allocinfo(struct tracer *t)
+{
+	const struct env *env = t->env;
+	double start = now_seconds();
+	double deadline = env->duration ? start + env->duration : 0;
+	double next = env->interval ? start + env->interval : 0;
+	unsigned long printed = 0;
+	int ret = 0;
+
+	while (!stop_requested && !t->output_closed) {
+		double now = now_seconds();
+
+		if (deadline && now >= deadline)
+			break;
+		if (traced_processes_gone(t)) {
+			fprintf(stderr, "kmemsnoop: process %d and its children have exited\n",
+				env->pid);
+			break;
+		}
+		if (next && now >= next) {
+			if (print_allocinfo(t))
+				return -1;
+			next += env->interval;
+			if (env->count && ++printed >= env->count)
+				break;
+			continue;
+		}
+		sleep_until(next && (!deadline || next < deadline) ? next : deadline ? deadline :
+			    now + 1);
+	}
+	detach_all(t);
+	if (!t->output_closed && !(env->count && printed >= env->count))
+		ret = print_allocinfo(t);
+	allocinfo_summary(t->allocinfo, t->skel);
+	return ret;
+}
+
 static int trace(struct tracer *t)
 {
 	int ret;
@@ -525,6 +599,11 @@ static int trace(struct tracer *t)
 		return run_hist(t);
 	if (setup_with_fallback(t))
 		return -1;
+	if (t->env->mode == KMT_MODE_ALLOCINFO) {
+		fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
+			t->env->pid ? " of the process and its children" : "");
+		return run_allocinfo(t);
+	}
 	if (t->binout == NULL && text_print_header(&t->text))
 		return set_error(t, "writing output: %s", strerror(errno));
 	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
@@ -555,6 +634,10 @@ static int open_output(struct tracer *t)
 {
 	const struct env *env = t->env;
 
+	if (env->mode == KMT_MODE_ALLOCINFO) {
+		t->allocinfo = allocinfo_new(env, t->ncpus, t->kf.atomic_fetch, t->err, sizeof(t->err));
+		return t->allocinfo ? 0 : -1;
+	}
 	if (env->mode != KMT_MODE_STREAM)
 		return 0; /* the mode prints its own */
 	if (env->output_dir) {
@@ -586,6 +669,7 @@ static void close_output(struct tracer *t)
 	}
 	ksyms_free(t->text.ksyms);
 	gfp_names_free((struct gfp_names *)t->text.gfp);
+	allocinfo_free(t->allocinfo);
 }
 
 static int detect(struct tracer *t)

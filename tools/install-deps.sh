@@ -2,11 +2,11 @@
 # Installs what kmemsnoop needs to build and test on Debian 12 (or newer),
 # skipping what is already there.  Run as root (or through sudo).
 set -eu
-# build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs),
-# ncurses (the --hist live view);
+# build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs), libdw
+# (DWARF file:line tags of --allocinfo), ncurses (the --hist live view);
 # tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;
 # tmux drives the live view in a terminal.
-pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
       libncurses-dev util-linux tmux"
 missing=""
 for p in $pkgs; do
