@@ -64,12 +64,19 @@ endif
 LIBDW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 LIBDW_LIBS := $(or $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null),-ldw -lelf)
 
+# --- ncurses (the --hist live view) --------------------------------------------
+# One place for the flags, so that other link modes (e.g. static) reuse them.
+CURSES_PC ?= ncursesw
+CURSES_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags $(CURSES_PC) 2>/dev/null)
+CURSES_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs $(CURSES_PC) 2>/dev/null),-lncursesw -ltinfo)
+
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(VMLINUX_DIR) -Isrc/bpf $(LIBBPF_CFLAGS)
 
 APP_SRCS := src/kmemsnoop.c src/env.c src/tracer.c src/kernel_features.c src/pfn.c \
 	src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c src/gfp.c \
-	src/allocinfo.c src/alloctag.c src/srcline.c
+	src/allocinfo.c src/alloctag.c src/srcline.c \
+	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
@@ -81,12 +88,14 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
-	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
 
-$(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) src/bpf/kmemsnoop.h $(OUTPUT)/kmemsnoop.skel.h | $(OUTPUT)
+$(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(OUTPUT)/kmemsnoop.skel.h | $(OUTPUT)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/kmemsnoop.bpf.o: src/bpf/kmemsnoop.bpf.c src/bpf/kmemsnoop.h $(wildcard src/bpf/*.bpf.h) $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
+$(OUTPUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+
+$(OUTPUT)/kmemsnoop.bpf.o: src/bpf/kmemsnoop.bpf.c $(wildcard src/bpf/*.h) $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
 	rm -f $@.tmp
@@ -109,7 +118,7 @@ $(OUTPUT)/bpftool/bootstrap/bpftool:
 
 tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) \
-		$(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz -o $@
+		$(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
 
 # Executables at fixed addresses for the source line tests: one with DWARF
 # (-g whatever CFLAGS say), one without.

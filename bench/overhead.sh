@@ -14,7 +14,7 @@
 # Run as root after make: sudo make bench.  Environment:
 #   ROUNDS (5), SECONDS_PER_RUN (3), WORKLOADS ("openclose pages threads"),
 #   VARIANTS (all available of: untraced floor text binary allocinfo hist
-#   ftrace perf bpftrace), KEEP=1 keeps the scratch directory.
+#   live ftrace perf bpftrace), KEEP=1 keeps the scratch directory.
 # A peer tool that is not installed is left out with a note on stderr.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -46,7 +46,7 @@ has_mode() { "$KS" --help 2>/dev/null | grep -q -- "--$1"; }
 available_variants() {
 	local v=("untraced" "floor" "text" "binary")
 	has_mode allocinfo && v+=(allocinfo) || echo "bench: kmemsnoop has no --allocinfo yet" >&2
-	has_mode hist && v+=(hist) || echo "bench: kmemsnoop has no --hist yet" >&2
+	has_mode hist && v+=(hist live) || echo "bench: kmemsnoop has no --hist yet" >&2
 	if mountpoint -q "$TRACEFS" || mount -t tracefs nodev "$TRACEFS" 2>/dev/null; then
 		v+=(ftrace)
 	else
@@ -79,6 +79,8 @@ start_kmemsnoop() {
 	binary) rm -rf "$tmp/trace"; "$KS" -o "$tmp/trace" 2>"$err" & ;;
 	allocinfo) "$KS" --allocinfo >/dev/null 2>"$err" & ;;
 	hist) "$KS" --hist >/dev/null 2>"$err" & ;;
+	# The live view drawn into /dev/null: its two tables count by key.
+	live) TERM=xterm "$KS" --hist --live >/dev/null 2>"$err" & ;;
 	esac
 	PID=$!
 	wait_for "$err" Tracing
@@ -174,7 +176,7 @@ run_variant() {
 	COUNTS="- -"
 	case $v in
 	untraced) ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads") ;;
-	text | binary | allocinfo | hist)
+	text | binary | allocinfo | hist | live)
 		start_kmemsnoop "$v" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
@@ -201,6 +203,7 @@ label() {
 	binary) echo "kmemsnoop -o (tmpfs)" ;;
 	allocinfo) echo "kmemsnoop --allocinfo" ;;
 	hist) echo "kmemsnoop --hist" ;;
+	live) echo "kmemsnoop --hist live view" ;;
 	ftrace) echo "ftrace, trace_pipe" ;;
 	perf) echo "perf kmem record" ;;
 	bpftrace) echo "bpftrace, count()" ;;

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "histmaps.h"
+
 /* Event classes for -e. */
 enum {
 	EV_KMALLOC = 1 << 0,
@@ -43,6 +45,14 @@ struct env {
 	const char *vmlinux;    /* --vmlinux: kernel image with DWARF */
 	uint64_t ai_max_ptrs;   /* --max-ptrs: allocations tracked at once */
 	uint64_t ai_max_stacks; /* --max-stacks: distinct stacks */
+
+	/* --hist */
+	enum kmt_hist_value hist_value; /* --hist=alloc|req */
+	enum kmt_hist_by hist_by;       /* --hist-by */
+	int top;                        /* --top: keys shown */
+	bool top_set;
+	unsigned int hist_keys;         /* --hist-keys: key table entries, 0 = by memory */
+	bool live;                      /* --live: the terminal view even when not a tty */
 };
 
 /* Exit codes. */

@@ -20,6 +20,7 @@
 #include "binout.h"
 #include "env.h"
 #include "gfp.h"
+#include "hist.h"
 #include "kernel_features.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
@@ -139,6 +140,12 @@ static struct bpf_program *tracepoint_prog(const struct tracer *t, enum kmt_trac
 	return bpf_object__find_program_by_name(t->skel->obj, name);
 }
 
+/* Page frame numbers are in the records only. */
+static bool pfns_wanted(const struct tracer *t)
+{
+	return t->env->mode == KMT_MODE_STREAM && (t->env->events & EV_PAGE);
+}
+
 static void choose_programs(struct tracer *t)
 {
 	struct bpf_program *prog;
@@ -148,7 +155,7 @@ static void choose_programs(struct tracer *t)
 	for (int tp = 0; tp < TP_COUNT; tp++)
 		if (tracepoint_wanted(t, tp))
 			bpf_program__set_autoload(tracepoint_prog(t, tp), true);
-	if (t->env->events & EV_PAGE)
+	if (pfns_wanted(t))
 		bpf_program__set_autoload(t->skel->progs.calibrate_pfn, true);
 }
 
@@ -181,6 +188,8 @@ static void configure(struct tracer *t)
 	 * create_rings() can have any. */
 	if (env->mode == KMT_MODE_STREAM)
 		bpf_map__set_max_entries(t->skel->maps.rings, t->ncpus);
+	if (env->mode == KMT_MODE_HIST)
+		hist_configure(t->skel, env, t->ncpus);
 	if (env->size_filter)
 		bpf_map__set_max_entries(t->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
 	if (env->mode == KMT_MODE_ALLOCINFO)
@@ -229,7 +238,7 @@ static void calibrate_pages(struct tracer *t)
 	char why[256];
 	__u64 base;
 
-	if (!(t->env->events & EV_PAGE))
+	if (!pfns_wanted(t))
 		return;
 	if (pfn_calibrate(t->skel, t->vmlinux, &base, why, sizeof(why))) {
 		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): pfn= shows "
@@ -448,6 +457,72 @@ static int drain(struct tracer *t)
 	return ret;
 }
 
+/* --- aggregation: --hist ------------------------------------------------- */
+
+enum { LOOP_ERROR = -1, LOOP_DONE = 0, LOOP_FINAL = 1 };
+
+/*
+ * hist_tick() every interval until COUNT intervals, -d, a signal, q, or
+ * the -p processes gone.  LOOP_FINAL: the time since the last tick is
+ * still to be shown.
+ */
+static int hist_loop(struct tracer *t, struct hist *h, bool *target_gone)
+{
+	const struct env *env = t->env;
+	double start = now_seconds(), next = start + env->interval;
+	double deadline = env->duration ? start + env->duration : 0;
+	unsigned long ticks = 0;
+
+	while (!stop_requested) {
+		double now = now_seconds(), until = deadline && deadline < next ? deadline : next;
+		int ms = until > now ? (int)((until - now) * 1000) + 1 : 0, ret;
+
+		if (hist_wait(h, ms < POLL_MS ? ms : POLL_MS) == HIST_QUIT)
+			return LOOP_FINAL;
+		now = now_seconds();
+		if (stop_requested || (deadline && now >= deadline))
+			break;
+		if (traced_processes_gone(t)) {
+			*target_gone = true;
+			break;
+		}
+		if (now < next)
+			continue;
+		ret = hist_tick(h, recursion_misses(t), t->err, sizeof(t->err));
+		if (ret)
+			return ret < 0 ? LOOP_ERROR : LOOP_DONE;
+		if (env->count && ++ticks >= env->count)
+			return LOOP_DONE;
+		/* After a stall (suspend, SIGSTOP), no burst of catch-up ticks. */
+		next = next + env->interval > now ? next + env->interval : now + env->interval;
+	}
+	return LOOP_FINAL;
+}
+
+static int run_hist(struct tracer *t)
+{
+	struct hist *h;
+	bool target_gone = false;
+	int ret;
+
+	if (setup_with_fallback(t))
+		return -1;
+	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
+		t->env->pid ? " of the process and its children" : "");
+	h = hist_open(t->env, t->skel, t->ncpus, t->err, sizeof(t->err));
+	if (!h)
+		return -1;
+	ret = hist_loop(t, h, &target_gone);
+	/* Detach first: the last reading then has everything. */
+	detach_all(t);
+	if (ret == LOOP_FINAL)
+		ret = hist_tick(h, recursion_misses(t), t->err, sizeof(t->err)) < 0 ? LOOP_ERROR : 0;
+	hist_close(h);
+	if (target_gone)
+		fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", t->env->pid);
+	return ret == LOOP_ERROR ? -1 : 0;
+}
+
 static void sleep_until(double when)
 {
 	double left = when - now_seconds();
@@ -520,6 +595,8 @@ static int trace(struct tracer *t)
 {
 	int ret;
 
+	if (t->env->mode == KMT_MODE_HIST)
+		return run_hist(t);
 	if (setup_with_fallback(t))
 		return -1;
 	if (t->env->mode == KMT_MODE_ALLOCINFO) {
@@ -561,6 +638,8 @@ static int open_output(struct tracer *t)
 		t->allocinfo = allocinfo_new(env, t->ncpus, t->kf.atomic_fetch, t->err, sizeof(t->err));
 		return t->allocinfo ? 0 : -1;
 	}
+	if (env->mode != KMT_MODE_STREAM)
+		return 0; /* the mode prints its own */
 	if (env->output_dir) {
 		t->binout = binout_open(env->output_dir, t->ncpus, t->err, sizeof(t->err));
 		if (!t->binout)

@@ -3,10 +3,11 @@
 # skipping what is already there.  Run as root (or through sudo).
 set -eu
 # build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs), libdw
-# (DWARF file:line tags of --allocinfo);
-# tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian.
+# (DWARF file:line tags of --allocinfo), ncurses (the --hist live view);
+# tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;
+# tmux drives the live view in a terminal.
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-      util-linux"
+      libncurses-dev util-linux tmux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||

@@ -344,6 +344,8 @@ static __always_inline void fill_cache_from_struct(struct kmt_feat_cache *cache,
 	__builtin_memcpy(cache->name, slot->name, sizeof(cache->name));
 }
 
+#include "hist.bpf.h"
+
 /* --- kmalloc, kmalloc_node ------------------------------------------------ */
 
 static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_node)
@@ -354,6 +356,8 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 
 	if (!task_passes(&ev) || !alloc_size_passes(ptr, req))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL, false);
 	if (mode == KMT_MODE_ALLOCINFO)
 		return allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3));
 	rec = reserve(&ev, sizeof(*rec));
@@ -403,6 +407,9 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 	}
 	if (!alloc_size_passes(ptr, req))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_alloc(KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc,
+				  !node_tp && cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? s : NULL, btf);
 	if (mode == KMT_MODE_ALLOCINFO)
 		return allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc);
 	rec = reserve(&ev, sizeof(*rec));
@@ -446,6 +453,8 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 	/* kfree(NULL) is an event too, as in the kernel's own trace. */
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_free(KMT_TYPE_KMALLOC, ptr);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -466,6 +475,8 @@ static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf
 		return allocinfo_free(atomic_fetch, KMT_TYPE_CACHE, ptr, 0);
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_free(KMT_TYPE_CACHE, ptr);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
@@ -524,6 +535,8 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 
 	if (!task_passes(&ev) || !alloc_size_passes(ARG(ctx, 0), bytes))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_alloc(KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes, NULL, btf);
 	if (mode == KMT_MODE_ALLOCINFO)
 		return allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_PAGES, 0,
 				       ai_arg_number(ctx, 0), bytes, bytes);
@@ -550,6 +563,8 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 		return allocinfo_free(atomic_fetch, KMT_TYPE_PAGES, ai_arg_number(ctx, 0), order);
 	if (!task_passes(&ev) || !free_size_passes(ARG(ctx, 0)))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_free(KMT_TYPE_PAGES, ARG(ctx, 0));
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;

@@ -8,6 +8,7 @@
 #define UNIT_SUITES(X) \
 	X(allocinfo)   \
 	X(gfp)         \
+	X(hist)        \
 	X(ksyms)        \
 	X(record)      \
 	X(srcline)
