@@ -3,10 +3,10 @@
 #   make            ./kmemsnoop, the unit tests and the test workload
 #   make test       the whole test suite (root: it runs BPF programs), the VM
 #                   matrix included
-#   make static     a fully static ./kmemsnoop (libbpf, libelf, zlib linked in)
+#   make static     a fully static ./kmemsnoop (libbpf, libelf, libdw, ncurses...)
 #   make vmtest     the integration tests on Debian's 5.10, 6.1 and 6.12 kernels
 #                   under QEMU (tools/vmtest; downloads cached)
-#   make bench      overhead on an allocation-heavy loop (root; not part of test)
+#   make bench      overhead against untraced runs and peer tools (root; not part of test)
 #   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
 #   make deps       install the build and test dependencies (Debian, apt-get)
 #   make clean
@@ -59,25 +59,41 @@ BPFTOOL_FROM := system bpftool $(BPFTOOL)
 BPFTOOL_DEP :=
 endif
 
-# --- static linking ------------------------------------------------------------
-# Static libraries behind libbpf: pkg-config --static knows what this
-# system's libelf needs (zlib; newer elfutils also zstd).
-ifneq ($(LIBBPF_A),)
-STATIC_LIBS := $(LIBBPF_A) $(or $(shell $(PKG_CONFIG) --static --libs libelf zlib 2>/dev/null),-lelf -lz)
-else
-STATIC_LIBS := $(or $(shell $(PKG_CONFIG) --static --libs libbpf 2>/dev/null),-lbpf -lelf -lz)
-endif
-STATIC_KMEMSNOOP := $(OUTPUT)/static/kmemsnoop
-
 ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
 $(info kmemsnoop: using $(LIBBPF_FROM), $(BPFTOOL_FROM))
 endif
+
+# --- libdw (elfutils): DWARF file:line for --allocinfo ----------------------------
+# Every link of libdw goes through LIBDW_LIBS.
+LIBDW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
+LIBDW_LIBS := $(or $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null),-ldw -lelf)
+
+# --- ncurses (the --hist live view) --------------------------------------------
+# One place for the flags, so that other link modes (e.g. static) reuse them.
+CURSES_PC ?= ncursesw
+CURSES_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags $(CURSES_PC) 2>/dev/null)
+CURSES_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs $(CURSES_PC) 2>/dev/null),-lncursesw -ltinfo)
+
+# --- static linking ------------------------------------------------------------
+# The static libraries behind libbpf, libdw and ncurses: pkg-config --static
+# knows what this system's need (libelf: zlib; libdw: bzip2, lzma...).
+STATIC_PC_LIBS = $(shell $(PKG_CONFIG) --static --libs $(1) 2>/dev/null)
+ifneq ($(LIBBPF_A),)
+STATIC_LIBS := $(LIBBPF_A) $(or $(call STATIC_PC_LIBS,libelf zlib),-lelf -lz)
+else
+STATIC_LIBS := $(or $(call STATIC_PC_LIBS,libbpf),-lbpf -lelf -lz)
+endif
+STATIC_LIBS += $(or $(call STATIC_PC_LIBS,libdw),$(LIBDW_LIBS)) \
+	$(or $(call STATIC_PC_LIBS,$(CURSES_PC)),$(CURSES_LIBS)) -lm
+STATIC_KMEMSNOOP := $(OUTPUT)/static/kmemsnoop
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(VMLINUX_DIR) -Isrc/bpf $(LIBBPF_CFLAGS)
 
 APP_SRCS := src/kmemsnoop.c src/env.c src/tracer.c src/kernel_features.c src/pfn.c \
-	src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c src/gfp.c
+	src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c src/gfp.c \
+	src/allocinfo.c src/alloctag.c src/srcline.c \
+	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
@@ -86,15 +102,17 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 .PHONY: all test unit run deps clean vmlinux bench static vmtest
 .DELETE_ON_ERROR:
 
-all: kmemsnoop tests/unit/unit_tests tests/workload bench/openclose
+all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
-	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) -lelf -lz -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
 
-$(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) src/bpf/kmemsnoop.h $(OUTPUT)/kmemsnoop.skel.h | $(OUTPUT)
-	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+$(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(OUTPUT)/kmemsnoop.skel.h | $(OUTPUT)
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/kmemsnoop.bpf.o: src/bpf/kmemsnoop.bpf.c src/bpf/kmemsnoop.h $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
+$(OUTPUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+
+$(OUTPUT)/kmemsnoop.bpf.o: src/bpf/kmemsnoop.bpf.c $(wildcard src/bpf/*.h) $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
 	rm -f $@.tmp
@@ -117,9 +135,17 @@ $(OUTPUT)/bpftool/bootstrap/bpftool:
 
 tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) \
-		$(LIBBPF_LIBS) -lelf -lz -o $@
+		$(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
 
-unit: tests/unit/unit_tests
+# Executables at fixed addresses for the source line tests: one with DWARF
+# (-g whatever CFLAGS say), one without.
+tests/dwarf_fixture: tests/dwarf_fixture.c
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-pie -no-pie -Wl,--build-id $< -o $@
+
+tests/nodwarf_fixture: tests/dwarf_fixture.c
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g0 -fno-pie -no-pie $< -o $@
+
+unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 	tests/unit/unit_tests
 
 # Static, libc only: the same binary runs in the test VMs' busybox initramfs.
@@ -146,10 +172,22 @@ test: all $(STATIC_KMEMSNOOP)
 vmtest: $(STATIC_KMEMSNOOP) tests/workload
 	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tools/vmtest
 
-bench/openclose: bench/openclose.c
-	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) $< -o $@
+# Benchmark programs: the workloads and the empty-program floor.
+BENCH_PROGS := bench/churn bench/floor
 
-bench: all
+bench/churn: bench/churn.c
+	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -pthread $< -o $@
+
+$(OUTPUT)/floor.bpf.o: bench/floor.bpf.c $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/floor.skel.h: $(OUTPUT)/floor.bpf.o $(BPFTOOL_DEP)
+	$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+bench/floor: bench/floor.c $(OUTPUT)/floor.skel.h $(LIBBPF_DEP)
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $< $(LIBBPF_LIBS) -lelf -lz -o $@
+
+bench: all $(BENCH_PROGS)
 	bench/overhead.sh
 
 deps:
@@ -163,4 +201,5 @@ vmlinux:
 	tools/gen-vmlinux-h.sh
 
 clean:
-	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/workload bench/openclose
+	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
+		tests/nodwarf_fixture tests/workload $(BENCH_PROGS)

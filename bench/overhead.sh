@@ -1,56 +1,268 @@
 #!/bin/bash
-# Overhead of kmemsnoop on the open/close slab-churn loop (bench/openclose.c):
-# untraced, binary streaming (-o to tmpfs) and text to /dev/null, interleaved
-# over ROUNDS rounds of SECONDS each; prints medians, ratios to untraced and
-# the events written and lost.  Run as root: sudo make bench
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# kmemsnoop's overhead side by side with the floor and the peer tools.
+#
+# For each workload of bench/churn (open/close slab churn, mmap page churn,
+# and open/close on every CPU at once), runs every tracer variant in turn,
+# round after round (so drifts of the machine hit all variants alike), and
+# prints the median ops/s of each, its ratio to the untraced runs of the
+# same rounds, and the events each streaming tool captured and lost.  Then
+# the user-space side: records/s that kmemsnoop -i decodes and formats to
+# text, and kmemsnoop's peak resident memory.
+#
+# Run as root after make: sudo make bench.  Environment:
+#   ROUNDS (5), SECONDS_PER_RUN (3), WORKLOADS ("openclose pages threads"),
+#   VARIANTS (all available of: untraced floor text binary allocinfo hist
+#   live ftrace perf bpftrace), KEEP=1 keeps the scratch directory.
+# A peer tool that is not installed is left out with a note on stderr.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
 ROUNDS=${ROUNDS:-5}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
+WORKLOADS=${WORKLOADS:-openclose pages threads}
 KS=./kmemsnoop
-WL=bench/openclose
-tmp=$(mktemp -d /dev/shm/kmemsnoop-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+CHURN=bench/churn
+FLOOR=bench/floor
+TRACEFS=/sys/kernel/tracing
+KMEM_EVENTS="kmalloc kmem_cache_alloc kfree kmem_cache_free mm_page_alloc mm_page_free"
+NCPU=$(nproc)
 
-[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
-[ -x "$KS" ] && [ -x "$WL" ] || { echo "bench: build first (make)" >&2; exit 1; }
+die() { echo "bench: $*" >&2; exit 1; }
 
-# traced MODE: starts kmemsnoop, waits for it to attach, runs the workload.
-traced() {
-	local mode=$1 err=$tmp/$1.err pid ops
-	rm -rf "$tmp/trace"
-	if [ "$mode" = binary ]; then
-		"$KS" -o "$tmp/trace" 2>"$err" & pid=$!
+[ "$(id -u)" = 0 ] || die "run as root (sudo make bench)"
+for p in "$KS" "$CHURN" "$FLOOR"; do [ -x "$p" ] || die "$p is missing: make bench builds it"; done
+tmp=$(mktemp -d /dev/shm/kmemsnoop-bench.XXXXXX) || die "cannot make a scratch directory"
+cleanup() {
+	[ -d "$TRACEFS/instances/kmsbench" ] && rmdir "$TRACEFS/instances/kmsbench" 2>/dev/null
+	[ "${KEEP:-0}" = 1 ] && echo "bench: kept $tmp" >&2 || rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# --------------------------------------------------------------- variants
+
+has_mode() { "$KS" --help 2>/dev/null | grep -q -- "--$1"; }
+
+available_variants() {
+	local v=("untraced" "floor" "text" "binary")
+	has_mode allocinfo && v+=(allocinfo) || echo "bench: kmemsnoop has no --allocinfo yet" >&2
+	has_mode hist && v+=(hist live) || echo "bench: kmemsnoop has no --hist yet" >&2
+	if mountpoint -q "$TRACEFS" || mount -t tracefs nodev "$TRACEFS" 2>/dev/null; then
+		v+=(ftrace)
 	else
-		"$KS" >/dev/null 2>"$err" & pid=$!
+		echo "bench: no tracefs: ftrace left out" >&2
 	fi
-	for _ in $(seq 100); do grep -q Tracing "$err" && break; sleep 0.1; done
-	ops=$("$WL" "$SECONDS_PER_RUN")
-	kill -INT "$pid"; wait "$pid"
-	echo "$mode $ops $(sed -n 's/^kmemsnoop: \([0-9]*\) events written, \([0-9]*\) lost.*/\1 \2/p' "$err")"
+	command -v perf >/dev/null && v+=(perf) || echo "bench: no perf: left out" >&2
+	command -v bpftrace >/dev/null && v+=(bpftrace) || echo "bench: no bpftrace: left out" >&2
+	echo "${v[@]}"
 }
 
-for r in $(seq "$ROUNDS"); do
-	echo "untraced $("$WL" "$SECONDS_PER_RUN") 0 0"
-	traced binary
-	traced text
-done > "$tmp/results"
+# wait_for FILE PATTERN: until a tracer says it is ready (30 s at most).
+wait_for() {
+	for _ in $(seq 300); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "bench: no '$2' in $1:" >&2
+	cat "$1" >&2
+	return 1
+}
 
-median() { awk -v m="$1" '$1 == m { print $2 }' "$tmp/results" | sort -n |
-	awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
-base=$(median untraced)
-echo "open/close of /dev/null, $(nproc) CPUs, $(uname -r), $ROUNDS rounds of ${SECONDS_PER_RUN}s, medians"
-printf "%-28s %12s %9s %14s %10s\n" mode ops/s ratio events lost
-for m in untraced binary text; do
-	awk -v m="$m" '$1 == m { e += $3; l += $4 } END { printf "%s %d %d\n", m, e, l }' \
-		"$tmp/results" | {
-		read -r _ events lost
-		ops=$(median "$m")
-		label=$m
-		[ "$m" = binary ] && label="kmemsnoop -o (tmpfs)"
-		[ "$m" = text ] && label="kmemsnoop > /dev/null"
-		awk -v l="$label" -v o="$ops" -v b="$base" -v e="$events" -v x="$lost" -v m="$m" \
-			'BEGIN { if (m == "untraced") { e = "-"; x = "-" }
-			         printf "%-28s %12d %8.1f%% %14s %10s\n", l, o, 100 * o / b, e, x }'
-	}
+# Each start_X starts a tracer in the background and sets PID; each stop_X
+# stops it, waits for it, and sets COUNTS to "EVENTS LOST" ("-" for what a
+# tool does not report).  Not in $(...): a subshell cannot wait for PID.
+
+start_kmemsnoop() {
+	local err=$tmp/ks.err
+	case $1 in
+	text) "$KS" >/dev/null 2>"$err" & ;;
+	binary) rm -rf "$tmp/trace"; "$KS" -o "$tmp/trace" 2>"$err" & ;;
+	allocinfo) "$KS" --allocinfo >/dev/null 2>"$err" & ;;
+	hist) "$KS" --hist >/dev/null 2>"$err" & ;;
+	# The live view drawn into /dev/null: its two tables count by key.
+	live) TERM=xterm "$KS" --hist --live >/dev/null 2>"$err" & ;;
+	esac
+	PID=$!
+	wait_for "$err" Tracing
+}
+
+stop_kmemsnoop() {
+	local err=$tmp/ks.err
+	grep VmHWM "/proc/$PID/status" | awk '{ print $2 }' >>"$tmp/hwm.$1"
+	kill -INT "$PID"
+	wait "$PID"
+	case $1 in
+	text | binary)
+		COUNTS=$(sed -n 's/^kmemsnoop: \([0-9]*\) events written, \([0-9]*\) lost.*/\1 \2/p' "$err")
+		[ -n "$COUNTS" ] || { echo "bench: no summary from kmemsnoop:" >&2; cat "$err" >&2; return 1; } ;;
+	*) COUNTS="- -" ;;
+	esac
+}
+
+start_floor() {
+	"$FLOOR" 2>"$tmp/floor.err" &
+	PID=$!
+	wait_for "$tmp/floor.err" Tracing
+}
+
+stop_floor() { kill -INT "$PID"; wait "$PID"; COUNTS="- -"; }
+
+ftrace_events() {
+	local e
+	for e in $KMEM_EVENTS; do echo "$1" >"$TRACEFS/instances/kmsbench/events/kmem/$e/enable"; done
+}
+
+# The kernel's own event stream, read as text through trace_pipe, with a
+# per-CPU buffer as large as kmemsnoop's ring (8 MiB).
+start_ftrace() {
+	local inst=$TRACEFS/instances/kmsbench
+	mkdir -p "$inst" || return 1
+	echo 8192 >"$inst/buffer_size_kb"
+	ftrace_events 1
+	cat "$inst/trace_pipe" >"$tmp/ftrace.out" &
+	PID=$!
+}
+
+stop_ftrace() {
+	local inst=$TRACEFS/instances/kmsbench lost
+	ftrace_events 0
+	sleep 0.5 # let the reader catch up with what was recorded
+	kill "$PID"
+	wait "$PID" 2>/dev/null
+	lost=$(cat "$inst"/per_cpu/cpu*/stats | awk '/^overrun:/ { s += $2 } END { print s + 0 }')
+	COUNTS="$(wc -l <"$tmp/ftrace.out") $lost"
+	rm -f "$tmp/ftrace.out"
+	rmdir "$inst"
+}
+
+start_perf() {
+	perf kmem --slab --page record -o "$tmp/perf.data" >"$tmp/perf.err" 2>&1 &
+	PID=$!
+	sleep 1 # perf has no ready message before it records
+}
+
+stop_perf() {
+	local stats events lost
+	kill -INT "$PID"
+	wait "$PID"
+	stats=$(perf report -i "$tmp/perf.data" --stats 2>&1)
+	events=$(awk '/^ *SAMPLE events:/ { print $3; exit }' <<<"$stats")
+	lost=$(awk '/LOST_SAMPLES events:|^ *LOST events:/ { s += $3 } END { print s + 0 }' <<<"$stats")
+	COUNTS="${events:-0} $lost"
+	rm -f "$tmp/perf.data"
+}
+
+start_bpftrace() {
+	local probes="" e
+	for e in $KMEM_EVENTS; do probes+="${probes:+,}tracepoint:kmem:$e"; done
+	bpftrace -e "$probes { @[probe] = count(); }" \
+		>"$tmp/bpftrace.out" 2>&1 &
+	PID=$!
+	wait_for "$tmp/bpftrace.out" Attaching
+	sleep 0.5
+}
+
+stop_bpftrace() {
+	kill -INT "$PID"
+	wait "$PID"
+	# Counting in maps: no stream of events, nothing lost.
+	COUNTS=$(awk '/^@\[/ { s += $2 } END { printf "%d -", s }' "$tmp/bpftrace.out")
+}
+
+# run_variant WORKLOAD VARIANT: one timed run; appends to results.
+run_variant() {
+	local wl=$1 v=$2 ops threads=1 kind=$1
+	[ "$wl" = threads ] && threads=$NCPU kind=openclose
+	COUNTS="- -"
+	case $v in
+	untraced) ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads") ;;
+	text | binary | allocinfo | hist | live)
+		start_kmemsnoop "$v" || return 1
+		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
+		stop_kmemsnoop "$v" || return 1 ;;
+	*)
+		"start_$v" || return 1
+		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
+		"stop_$v" || return 1 ;;
+	esac
+	echo "$wl $v $ops $COUNTS" >>"$tmp/results"
+}
+
+# --------------------------------------------------------------- report
+
+median() {
+	awk -v w="$1" -v v="$2" '$1 == w && $2 == v { print $3 }' "$tmp/results" | sort -n |
+		awk '{ x[NR] = $1 } END { if (NR) print (NR % 2) ? x[(NR + 1) / 2] : int((x[NR / 2] + x[NR / 2 + 1]) / 2) }'
+}
+
+label() {
+	case $1 in
+	untraced) echo "untraced" ;;
+	floor) echo "empty BPF programs (floor)" ;;
+	text) echo "kmemsnoop > /dev/null" ;;
+	binary) echo "kmemsnoop -o (tmpfs)" ;;
+	allocinfo) echo "kmemsnoop --allocinfo" ;;
+	hist) echo "kmemsnoop --hist" ;;
+	live) echo "kmemsnoop --hist live view" ;;
+	ftrace) echo "ftrace, trace_pipe" ;;
+	perf) echo "perf kmem record" ;;
+	bpftrace) echo "bpftrace, count()" ;;
+	esac
+}
+
+describe() {
+	case $1 in
+	openclose) echo "open+close /dev/null, 1 thread" ;;
+	pages) echo "mmap 16 pages, touch, munmap, 1 thread" ;;
+	threads) echo "open+close /dev/null, $NCPU threads" ;;
+	esac
+}
+
+report_workload() {
+	local wl=$1 base v ops
+	base=$(median "$wl" untraced)
+	echo
+	echo "$(describe "$wl"): ops/s, medians of $ROUNDS rounds of ${SECONDS_PER_RUN}s"
+	printf "%-28s %12s %8s %14s %12s\n" tracer ops/s ratio "events (sum)" "lost (sum)"
+	for v in "${VARIANTS_RUN[@]}"; do
+		ops=$(median "$wl" "$v")
+		[ -n "$ops" ] || continue
+		awk -v w="$wl" -v v="$v" -v l="$(label "$v")" -v o="$ops" -v b="$base" '
+			$1 == w && $2 == v { if ($4 == "-") e = "-"; else e += $4
+			                     if ($5 == "-") x = "-"; else x += $5 }
+			END { printf "%-28s %12d %7.1f%% %14s %12s\n", l, o, 100 * o / b, e, x }' \
+			"$tmp/results"
+	done
+}
+
+# Records per second kmemsnoop -i turns into text, from the last -o trace.
+report_user_space() {
+	local n t0 t1
+	echo
+	if [ -d "$tmp/trace" ]; then
+		t0=$(date +%s.%N)
+		n=$("$KS" -i "$tmp/trace" | wc -l)
+		t1=$(date +%s.%N)
+		awk -v n="$n" -v a="$t0" -v b="$t1" \
+			'BEGIN { printf "kmemsnoop -i: %d records decoded and formatted in %.2fs: %.0f records/s\n", n, b - a, n / (b - a) }'
+	fi
+	for f in "$tmp"/hwm.*; do
+		[ -e "$f" ] || continue
+		sort -n "$f" | tail -1 | awk -v m="${f##*.}" \
+			'{ printf "kmemsnoop %s: peak resident memory %.1f MiB\n", m, $1 / 1024 }'
+	done
+}
+
+read -r -a VARIANTS_RUN <<<"${VARIANTS:-$(available_variants)}"
+echo "bench: $(uname -r), $NCPU CPUs; workloads: $WORKLOADS; variants: ${VARIANTS_RUN[*]}" >&2
+: >"$tmp/results"
+for r in $(seq "$ROUNDS"); do
+	for wl in $WORKLOADS; do
+		for v in "${VARIANTS_RUN[@]}"; do
+			run_variant "$wl" "$v" || die "round $r, $wl, $v failed"
+		done
+	done
+	echo "bench: round $r of $ROUNDS done" >&2
 done
+for wl in $WORKLOADS; do report_workload "$wl"; done
+report_user_space

@@ -2,7 +2,7 @@
 /*
  * Reading a kmemtrace directory: each cpuN file is validated whole before
  * anything is printed (a corrupt file is an error, not half a trace), then
- * the files are merged by sequence number as kmemtrace-user did.
+ * the files are merged by time, and by sequence number within a CPU.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -170,14 +170,15 @@ static bool advance(struct cpu_file *cf)
 	return true;
 }
 
-/* Sequence order; equal numbers (kernels without atomic fetch) by time. */
+/*
+ * Time order across CPUs; within a CPU (equal times) sequence order.  ABI 1
+ * records have no time and a global sequence: sequence order alone.
+ */
 static bool before(const struct kmt_event *a, const struct kmt_event *b)
 {
-	int c = kmt_seq_cmp(a->seq_num, b->seq_num);
-
-	if (c)
-		return c < 0;
-	return a->timestamp < b->timestamp;
+	if (a->has_time && b->has_time && a->timestamp != b->timestamp)
+		return a->timestamp < b->timestamp;
+	return kmt_seq_cmp(a->seq_num, b->seq_num) < 0;
 }
 
 static int merge_print(struct trace_dir *td, struct text_sink *sink)

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "histmaps.h"
+
 /* Event classes for -e. */
 enum {
 	EV_KMALLOC = 1 << 0,
@@ -28,7 +30,29 @@ struct env {
 	double duration;        /* -d seconds, 0 = until interrupted */
 	uint64_t ring_size;     /* -b bytes per CPU */
 	bool force_raw_tp;      /* --raw-tp */
+	int nice;               /* --nice */
 	bool verbose;           /* -v */
+	bool ring_size_set;     /* -b given */
+
+	unsigned char mode;     /* enum kmt_mode */
+	double interval;        /* [interval]: seconds between outputs, 0 = at the end */
+	unsigned long count;    /* [count]: outputs, then end; 0 = no limit */
+
+	/* --allocinfo */
+	bool ai_total;          /* =total: allocated during the session, freed or not */
+	bool ai_stacks;         /* --stacks: keyed by kernel stack */
+	bool ai_folded;         /* --folded: folded stack lines */
+	const char *vmlinux;    /* --vmlinux: kernel image with DWARF */
+	uint64_t ai_max_ptrs;   /* --max-ptrs: allocations tracked at once */
+	uint64_t ai_max_stacks; /* --max-stacks: distinct stacks */
+
+	/* --hist */
+	enum kmt_hist_value hist_value; /* --hist=alloc|req */
+	enum kmt_hist_by hist_by;       /* --hist-by */
+	int top;                        /* --top: keys shown */
+	bool top_set;
+	unsigned int hist_keys;         /* --hist-keys: key table entries, 0 = by memory */
+	bool live;                      /* --live: the terminal view even when not a tty */
 };
 
 /* Exit codes. */

@@ -41,6 +41,11 @@ unsigned int tracepoint_class(enum kmt_tracepoint tp)
 	return tracepoints[tp].class;
 }
 
+bool tracepoint_is_free(enum kmt_tracepoint tp)
+{
+	return tp == TP_KFREE || tp == TP_KMEM_CACHE_FREE || tp == TP_MM_PAGE_FREE;
+}
+
 /* The tracepoint's prototype, or NULL if this kernel has no such tracepoint. */
 static const struct btf_type *tp_proto(const struct btf *btf, const char *tp)
 {

@@ -33,6 +33,8 @@ struct kernel_features {
 const char *tracepoint_name(enum kmt_tracepoint tp);
 /* Event class (EV_*) a tracepoint belongs to, 0 for the sched ones. */
 unsigned int tracepoint_class(enum kmt_tracepoint tp);
+/* kfree, kmem_cache_free, mm_page_free. */
+bool tracepoint_is_free(enum kmt_tracepoint tp);
 
 /*
  * Fills kf from the kernel's BTF.  Returns 0, or -1 with a one-line reason

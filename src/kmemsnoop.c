@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -114,6 +115,14 @@ static int check_cpu(const struct env *env)
 	return -1;
 }
 
+/* Not fatal: a tracer that keeps its default priority still works. */
+static void set_priority(const struct env *env)
+{
+	if (setpriority(PRIO_PROCESS, 0, env->nice))
+		fprintf(stderr, "kmemsnoop: warning: cannot set --nice %d: %s\n", env->nice,
+			strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	struct env env;
@@ -131,5 +140,6 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	if (env.tid && check_tid(&env))
 		return EXIT_RUNTIME;
+	set_priority(&env);
 	return tracer_run(&env);
 }

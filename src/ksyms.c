@@ -351,6 +351,14 @@ const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long long addr)
 	return &ks->ents[i].sym;
 }
 
+unsigned long long ksyms_addr_of(const struct ksyms *ks, const char *name)
+{
+	for (size_t i = 0; ks && i < ks->count; i++)
+		if (!strcmp(ks->ents[i].sym.name, name))
+			return ks->ents[i].sym.addr;
+	return 0;
+}
+
 /* Like the kernel's sprintf, "%#lx" gives "0x0" for zero; so spell it out. */
 static size_t format_uncached(const struct ksyms *ks, unsigned long long addr,
 			      char *buf, size_t size)

@@ -30,6 +30,9 @@ size_t ksyms_count(const struct ksyms *ks);
 /* The symbol covering addr, or NULL if none. */
 const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long long addr);
 
+/* The address of a symbol named name, or 0 when there is none (a scan). */
+unsigned long long ksyms_addr_of(const struct ksyms *ks, const char *name);
+
 /*
  * %pS-style text for addr, NUL-terminated and truncated to fit size;
  * returns the strlen of what was written.  Not thread-safe: it fills a

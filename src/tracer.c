@@ -16,9 +16,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "allocinfo.h"
 #include "binout.h"
 #include "env.h"
 #include "gfp.h"
+#include "hist.h"
 #include "kernel_features.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
@@ -56,6 +58,7 @@ struct tracer {
 
 	struct text_sink text;
 	struct binout *binout;
+	struct allocinfo *allocinfo; /* --allocinfo */
 
 	unsigned long long records;
 	unsigned long long undecodable;
@@ -123,6 +126,8 @@ static bool tracepoint_wanted(const struct tracer *t, enum kmt_tracepoint tp)
 		return false;
 	if (!class)
 		return t->env->pid != 0; /* fork/free follow -p */
+	if (t->env->mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_tracepoint_wanted(t->env, class, tracepoint_is_free(tp));
 	return (t->env->events & class) != 0;
 }
 
@@ -135,6 +140,12 @@ static struct bpf_program *tracepoint_prog(const struct tracer *t, enum kmt_trac
 	return bpf_object__find_program_by_name(t->skel->obj, name);
 }
 
+/* Page frame numbers are in the records only. */
+static bool pfns_wanted(const struct tracer *t)
+{
+	return t->env->mode == KMT_MODE_STREAM && (t->env->events & EV_PAGE);
+}
+
 static void choose_programs(struct tracer *t)
 {
 	struct bpf_program *prog;
@@ -144,7 +155,7 @@ static void choose_programs(struct tracer *t)
 	for (int tp = 0; tp < TP_COUNT; tp++)
 		if (tracepoint_wanted(t, tp))
 			bpf_program__set_autoload(tracepoint_prog(t, tp), true);
-	if (t->env->events & EV_PAGE)
+	if (pfns_wanted(t))
 		bpf_program__set_autoload(t->skel->progs.calibrate_pfn, true);
 }
 
@@ -171,12 +182,18 @@ static void configure(struct tracer *t)
 	/* A wakeup when about a quarter of the ring has filled. */
 	ro->wakeup_records = env->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
 
+	ro->mode = env->mode;
 	/* The inner template's size does not matter: the kernel does not
 	 * compare ring sizes of map-in-map values, so the rings made in
 	 * create_rings() can have any. */
-	bpf_map__set_max_entries(t->skel->maps.rings, t->ncpus);
+	if (env->mode == KMT_MODE_STREAM)
+		bpf_map__set_max_entries(t->skel->maps.rings, t->ncpus);
+	if (env->mode == KMT_MODE_HIST)
+		hist_configure(t->skel, env, t->ncpus);
 	if (env->size_filter)
 		bpf_map__set_max_entries(t->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
+	if (env->mode == KMT_MODE_ALLOCINFO)
+		allocinfo_configure(env, t->skel, t->kf.atomic_fetch);
 }
 
 static int create_rings(struct tracer *t)
@@ -221,7 +238,7 @@ static void calibrate_pages(struct tracer *t)
 	char why[256];
 	__u64 base;
 
-	if (!(t->env->events & EV_PAGE))
+	if (!pfns_wanted(t))
 		return;
 	if (pfn_calibrate(t->skel, t->vmlinux, &base, why, sizeof(why))) {
 		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): pfn= shows "
@@ -292,7 +309,7 @@ static int setup(struct tracer *t)
 		return set_error(t, "loading the BPF programs (%s): %s%s",
 				 t->raw_tp ? "raw_tp" : "tp_btf", strerror(-err),
 				 t->env->verbose ? "" : " (-v shows why)");
-	if (create_rings(t) || add_target(t))
+	if ((t->env->mode == KMT_MODE_STREAM && create_rings(t)) || add_target(t))
 		return -1;
 	calibrate_pages(t);
 	return attach_all(t);
@@ -444,7 +461,7 @@ static int drain(struct tracer *t)
  * What this kernel cannot give, said once before tracing starts: its
  * events carry no cache to name (kmem_cache_alloc before 6.1,
  * kmem_cache_free before 5.12), or BPF has no atomic fetch-add for the
- * sequence numbers of -o (before 5.12).
+ * per-CPU sequence numbers of -o (before 5.12).
  */
 static void note_kernel_limits(const struct tracer *t)
 {
@@ -457,16 +474,157 @@ static void note_kernel_limits(const struct tracer *t)
 			alloc && free ? "kmem_cache_alloc and kmem_cache_free" :
 			alloc ? "kmem_cache_alloc" : "kmem_cache_free");
 	if (t->binout && !t->kf.atomic_fetch)
-		fprintf(stderr, "kmemsnoop: this kernel has no BPF atomic fetch-add: sequence "
-				"numbers may repeat across CPUs (-i orders ties by time)\n");
+		fprintf(stderr, "kmemsnoop: this kernel has no BPF atomic fetch-add: a record "
+				"traced in an interrupt during another may repeat its sequence number\n");
+}
+
+/* --- aggregation: --hist ------------------------------------------------- */
+
+enum { LOOP_ERROR = -1, LOOP_DONE = 0, LOOP_FINAL = 1 };
+
+/*
+ * hist_tick() every interval until COUNT intervals, -d, a signal, q, or
+ * the -p processes gone.  LOOP_FINAL: the time since the last tick is
+ * still to be shown.
+ */
+static int hist_loop(struct tracer *t, struct hist *h, bool *target_gone)
+{
+	const struct env *env = t->env;
+	double start = now_seconds(), next = start + env->interval;
+	double deadline = env->duration ? start + env->duration : 0;
+	unsigned long ticks = 0;
+
+	while (!stop_requested) {
+		double now = now_seconds(), until = deadline && deadline < next ? deadline : next;
+		int ms = until > now ? (int)((until - now) * 1000) + 1 : 0, ret;
+
+		if (hist_wait(h, ms < POLL_MS ? ms : POLL_MS) == HIST_QUIT)
+			return LOOP_FINAL;
+		now = now_seconds();
+		if (stop_requested || (deadline && now >= deadline))
+			break;
+		if (traced_processes_gone(t)) {
+			*target_gone = true;
+			break;
+		}
+		if (now < next)
+			continue;
+		ret = hist_tick(h, recursion_misses(t), t->err, sizeof(t->err));
+		if (ret)
+			return ret < 0 ? LOOP_ERROR : LOOP_DONE;
+		if (env->count && ++ticks >= env->count)
+			return LOOP_DONE;
+		/* After a stall (suspend, SIGSTOP), no burst of catch-up ticks. */
+		next = next + env->interval > now ? next + env->interval : now + env->interval;
+	}
+	return LOOP_FINAL;
+}
+
+static int run_hist(struct tracer *t)
+{
+	struct hist *h;
+	bool target_gone = false;
+	int ret;
+
+	if (setup_with_fallback(t))
+		return -1;
+	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
+		t->env->pid ? " of the process and its children" : "");
+	h = hist_open(t->env, t->skel, t->ncpus, t->err, sizeof(t->err));
+	if (!h)
+		return -1;
+	ret = hist_loop(t, h, &target_gone);
+	/* Detach first: the last reading then has everything. */
+	detach_all(t);
+	if (ret == LOOP_FINAL)
+		ret = hist_tick(h, recursion_misses(t), t->err, sizeof(t->err)) < 0 ? LOOP_ERROR : 0;
+	hist_close(h);
+	if (target_gone)
+		fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", t->env->pid);
+	return ret == LOOP_ERROR ? -1 : 0;
+}
+
+static void sleep_until(double when)
+{
+	double left = when - now_seconds();
+	struct timespec ts;
+
+	if (left <= 0)
+		return;
+	if (left > POLL_MS / 1000.0)
+		left = POLL_MS / 1000.0;
+	ts.tv_sec = (time_t)left;
+	ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL); /* a signal ends it early: the caller looks */
+}
+
+static int print_allocinfo(struct tracer *t)
+{
+	int ret = allocinfo_print(t->allocinfo, t->skel, recursion_misses(t), stdout);
+
+	if (ret == -EPIPE) {
+		t->output_closed = true;
+		return 0;
+	}
+	if (ret)
+		return set_error(t, "writing output: %s", strerror(-ret));
+	return 0;
+}
+
+/*
+ * --allocinfo: the maps fill themselves; print them every interval, and at
+ * the end (unless the last interval's output was just that).
+ */
+static int run_allocinfo(struct tracer *t)
+{
+	const struct env *env = t->env;
+	double start = now_seconds();
+	double deadline = env->duration ? start + env->duration : 0;
+	double next = env->interval ? start + env->interval : 0;
+	unsigned long printed = 0;
+	int ret = 0;
+
+	while (!stop_requested && !t->output_closed) {
+		double now = now_seconds();
+
+		if (deadline && now >= deadline)
+			break;
+		if (traced_processes_gone(t)) {
+			fprintf(stderr, "kmemsnoop: process %d and its children have exited\n",
+				env->pid);
+			break;
+		}
+		if (next && now >= next) {
+			if (print_allocinfo(t))
+				return -1;
+			next += env->interval;
+			if (env->count && ++printed >= env->count)
+				break;
+			continue;
+		}
+		sleep_until(next && (!deadline || next < deadline) ? next : deadline ? deadline :
+			    now + 1);
+	}
+	detach_all(t);
+	if (!t->output_closed && !(env->count && printed >= env->count))
+		ret = print_allocinfo(t);
+	allocinfo_summary(t->allocinfo, t->skel);
+	return ret;
 }
 
 static int trace(struct tracer *t)
 {
 	int ret;
 
+	if (t->env->mode == KMT_MODE_HIST)
+		return run_hist(t);
 	if (setup_with_fallback(t))
 		return -1;
+	if (t->env->mode == KMT_MODE_ALLOCINFO) {
+		fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
+			t->env->pid ? " of the process and its children" : "");
+		return run_allocinfo(t);
+	}
 	note_kernel_limits(t);
 	if (t->binout == NULL && text_print_header(&t->text))
 		return set_error(t, "writing output: %s", strerror(errno));
@@ -498,6 +656,12 @@ static int open_output(struct tracer *t)
 {
 	const struct env *env = t->env;
 
+	if (env->mode == KMT_MODE_ALLOCINFO) {
+		t->allocinfo = allocinfo_new(env, t->ncpus, t->kf.atomic_fetch, t->err, sizeof(t->err));
+		return t->allocinfo ? 0 : -1;
+	}
+	if (env->mode != KMT_MODE_STREAM)
+		return 0; /* the mode prints its own */
 	if (env->output_dir) {
 		t->binout = binout_open(env->output_dir, t->ncpus, t->err, sizeof(t->err));
 		if (!t->binout)
@@ -527,6 +691,7 @@ static void close_output(struct tracer *t)
 	}
 	ksyms_free(t->text.ksyms);
 	gfp_names_free((struct gfp_names *)t->text.gfp);
+	allocinfo_free(t->allocinfo);
 }
 
 static int detect(struct tracer *t)

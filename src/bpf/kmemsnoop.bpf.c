@@ -40,11 +40,11 @@ const volatile __u8 cache_alloc_args = KMT_CACHE_ALLOC_CACHE;
 const volatile __u8 cache_free_args = KMT_CACHE_FREE_CACHE;
 /* Wake the consumer once per this many records on a CPU. */
 const volatile __u64 wakeup_records = 4096;
+/* enum kmt_mode: stream records, or aggregate (--hist, --allocinfo). */
+const volatile __u8 mode = KMT_MODE_STREAM;
 
-__u32 seq_counter = 0;
 struct kmt_loss losses[KMT_MAX_CPUS] = {};
-
-struct kmt_wake_count wake_counts[KMT_MAX_CPUS] = {};
+struct kmt_cpu_counters cpu_counters[KMT_MAX_CPUS] = {};
 /* Where struct page 0 lives: found by user space (pfn calibration). */
 __u64 vmemmap_base = 0;
 
@@ -92,6 +92,8 @@ struct {
 		asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(__v) : "r"(ctx), "i"((i) * 8)); \
 		__v;                                                             \
 	})
+
+#include "allocinfo.bpf.h"
 
 /* An event that has passed the task filters, on its way into a ring. */
 struct event_ctx {
@@ -187,37 +189,46 @@ static __always_inline void *reserve(struct event_ctx *ev, __u32 size)
 static __always_inline void submit(struct event_ctx *ev, void *rec)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
-	struct kmt_wake_count *wc;
+	struct kmt_cpu_counters *cc;
 
 	if (ev->cpu < KMT_MAX_CPUS) {
-		wc = &wake_counts[ev->cpu];
-		if (++wc->records >= wakeup_records) {
-			wc->records = 0;
+		cc = &cpu_counters[ev->cpu];
+		if (++cc->records >= wakeup_records) {
+			cc->records = 0;
 			flags = BPF_RB_FORCE_WAKEUP;
 		}
 	}
 	bpf_ringbuf_submit(rec, flags);
 }
 
-static __always_inline __s32 next_seq(bool atomic_fetch)
+/*
+ * Sequence numbers count per CPU: one counter for all CPUs was a cache line
+ * every allocating CPU wrote on every event.  Atomic even so, because a
+ * program on another tracepoint can interrupt this one on the same CPU.
+ */
+static __always_inline __s32 next_seq(const struct event_ctx *ev, bool atomic_fetch)
 {
-	__u32 seq;
+	__u32 *counter, seq;
 
+	if (ev->cpu >= KMT_MAX_CPUS)
+		return 0;
+	counter = &cpu_counters[ev->cpu].seq;
 	if (atomic_fetch)
-		return __sync_fetch_and_add(&seq_counter, 1);
-	/* No fetch-add before 5.12: numbers may repeat under contention. */
-	seq = seq_counter;
-	__sync_fetch_and_add(&seq_counter, 1);
+		return __sync_fetch_and_add(counter, 1);
+	/* No fetch-add before 5.12: a nested program may repeat a number. */
+	seq = *counter;
+	__sync_fetch_and_add(counter, 1);
 	return seq;
 }
 
-static __always_inline void fill_core(struct kmt_core *core, __u8 event, __u8 type, __u16 size,
-				      bool atomic_fetch, __u64 call_site, __u64 ptr)
+static __always_inline void fill_core(struct kmt_core *core, const struct event_ctx *ev, __u8 event,
+				      __u8 type, __u16 size, bool atomic_fetch, __u64 call_site,
+				      __u64 ptr)
 {
 	core->event_id = event;
 	core->type_id = type;
 	core->event_size = size;
-	core->seq_num = next_seq(atomic_fetch);
+	core->seq_num = next_seq(ev, atomic_fetch);
 	core->call_site = call_site;
 	core->ptr = ptr;
 }
@@ -333,6 +344,8 @@ static __always_inline void fill_cache_from_struct(struct kmt_feat_cache *cache,
 	__builtin_memcpy(cache->name, slot->name, sizeof(cache->name));
 }
 
+#include "hist.bpf.h"
+
 /* --- kmalloc, kmalloc_node ------------------------------------------------ */
 
 static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_node)
@@ -343,10 +356,14 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 
 	if (!task_passes(&ev) || !alloc_size_passes(ptr, req))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL, false);
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3));
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
+	fill_core(&rec->core, &ev, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
 		  ARG(ctx, 0), ptr);
 	fill_alloc(&rec->alloc, req, ARG(ctx, 3), ARG(ctx, 4), has_node ? (__s32)ARG(ctx, 5) : -1);
 	fill_context(&rec->time, &rec->task, &ev);
@@ -390,11 +407,16 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 	}
 	if (!alloc_size_passes(ptr, req))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_alloc(KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc,
+				  !node_tp && cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? s : NULL, btf);
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, ARG(ctx, 0),
-		  ptr);
+	fill_core(&rec->core, &ev, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
 	fill_alloc(&rec->alloc, req, alloc, gfp, node);
 	fill_context(&rec->time, &rec->task, &ev);
 	if (!node_tp && cache_alloc_args == KMT_CACHE_ALLOC_CACHE) {
@@ -425,14 +447,19 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 	struct kmt_rec_kfree *rec;
 	__u64 ptr = ARG(ctx, 1);
 
+	/* Whoever frees it, a tracked allocation is freed: no task filter. */
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_free(atomic_fetch, KMT_TYPE_KMALLOC, ptr, 0);
 	/* kfree(NULL) is an event too, as in the kernel's own trace. */
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_free(KMT_TYPE_KMALLOC, ptr);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch, ARG(ctx, 0),
-		  ptr);
+	fill_core(&rec->core, &ev, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
 	fill_context(&rec->time, &rec->task, &ev);
 	submit(&ev, rec);
 	return 0;
@@ -444,13 +471,17 @@ static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf
 	struct kmt_rec_cache_free *rec;
 	__u64 ptr = ARG(ctx, 1);
 
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_free(atomic_fetch, KMT_TYPE_CACHE, ptr, 0);
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_free(KMT_TYPE_CACHE, ptr);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, ARG(ctx, 0),
-		  ptr);
+	fill_core(&rec->core, &ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
 	fill_context(&rec->time, &rec->task, &ev);
 	if (cache_free_args == KMT_CACHE_FREE_CACHE) {
 		fill_cache_from_struct(&rec->cache, (struct kmem_cache *)ARG(ctx, 2), btf);
@@ -504,11 +535,16 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 
 	if (!task_passes(&ev) || !alloc_size_passes(ARG(ctx, 0), bytes))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_alloc(KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes, NULL, btf);
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_PAGES, 0,
+				       ai_arg_number(ctx, 0), bytes, bytes);
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
 	/* Pages have no call site in this tracepoint: the ABI's 0. */
-	fill_core(&rec->core, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
+	fill_core(&rec->core, &ev, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
 		  ARG(ctx, 0));
 	fill_alloc(&rec->alloc, bytes, bytes, ARG(ctx, 2), -1);
 	fill_context(&rec->time, &rec->task, &ev);
@@ -523,12 +559,16 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 	struct kmt_rec_page_free *rec;
 	__u32 order = ARG(ctx, 1);
 
+	if (mode == KMT_MODE_ALLOCINFO)
+		return allocinfo_free(atomic_fetch, KMT_TYPE_PAGES, ai_arg_number(ctx, 0), order);
 	if (!task_passes(&ev) || !free_size_passes(ARG(ctx, 0)))
 		return 0;
+	if (mode == KMT_MODE_HIST)
+		return hist_free(KMT_TYPE_PAGES, ARG(ctx, 0));
 	rec = reserve(&ev, sizeof(*rec));
 	if (!rec)
 		return 0;
-	fill_core(&rec->core, KMT_EVENT_FREE, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
+	fill_core(&rec->core, &ev, KMT_EVENT_FREE, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
 		  ARG(ctx, 0));
 	fill_context(&rec->time, &rec->task, &ev);
 	fill_page(&rec->page, &rec->core.ptr, order, -1);

@@ -17,7 +17,7 @@
 #include <linux/types.h>
 #endif
 
-#define KMT_ABI_VERSION 2 /* kmemtrace's 1 plus the features below */
+#define KMT_ABI_VERSION 3 /* kmemtrace's 1 plus the features below, per-CPU sequence numbers */
 
 #define KMT_PACKED __attribute__((packed, aligned(8)))
 
@@ -160,16 +160,89 @@ _Static_assert(sizeof(struct kmt_rec_kfree) == 72, "kfree record");
 _Static_assert(sizeof(struct kmt_rec_cache_free) == 112, "kmem_cache_free record");
 _Static_assert(sizeof(struct kmt_rec_page_free) == 88, "mm_page_free record");
 
+/*
+ * What the BPF programs do with an event: stream it as a record (the
+ * default), or aggregate it in maps.  A rodata constant, so the verifier
+ * drops the code of the other modes.
+ */
+enum kmt_mode {
+	KMT_MODE_STREAM = 0,
+	KMT_MODE_HIST = 1,
+	KMT_MODE_ALLOCINFO = 2,
+};
+
+/*
+ * --allocinfo.  A site key is a call site address, or a stack id of
+ * ai_stack_map: stack ids are below 2^32, kernel text addresses of 64-bit
+ * kernels far above, so one 64-bit key holds either.
+ */
+#define KMT_AI_STACK_KEY_LIMIT (1ULL << 32)
+#define KMT_AI_PAGE_FRAMES 8   /* stack depth kept to find a page's caller */
+#define KMT_AI_MAX_FRAMES 64   /* --stacks: deeper stacks lose their outermost frames */
+
+/* ai_ptrs value: where a tracked allocation was made, and its size. */
+struct kmt_ai_ptr {
+	__u64 site;
+	__u64 bytes;
+};
+
+/*
+ * ai_table (kernels with BPF atomics, 5.12+): the tracked pointers in
+ * buckets of one 128-byte block each (two cache lines that the CPU fetches
+ * as a pair), found by a multiplicative hash of the pointer.  A slot's ptr
+ * is 0 when free; val is the allocation's site index (ai_site_ids) in the
+ * low 32 bits and its size in bytes in the high 32.
+ */
+#define KMT_AI_BUCKET_SLOTS 8
+#define KMT_AI_SLOTS_PER_PTR 4 /* table slots per --max-ptrs: keeps buckets from filling */
+#define KMT_AI_HASH_MUL 0x9e3779b97f4a7c15ULL
+
+struct kmt_ai_slot {
+	__u64 ptr;
+	__u64 val;
+};
+
+struct kmt_ai_bucket {
+	struct kmt_ai_slot slot[KMT_AI_BUCKET_SLOTS];
+};
+
+/* ai_sites value, per CPU: frees may run on another CPU, so one CPU's
+ * share can be negative; user space sums them. */
+struct kmt_ai_count {
+	__s64 bytes;
+	__s64 calls;
+};
+
+/* What could not be tracked, per CPU (ai_stats). */
+struct kmt_ai_stats {
+	__u64 ptrs_full;          /* allocations not counted: pointer map full */
+	__u64 ptrs_full_bytes;
+	__u64 sites_full;         /* allocations not counted: site map full */
+	__u64 sites_full_bytes;
+	__u64 stack_failed;       /* allocations not counted: no stack id */
+	__u64 stack_failed_bytes;
+	__u64 untracked_frees[3]; /* frees of pointers not tracked, by kmt_type_id */
+	__u64 replaced;           /* allocation at a pointer still tracked (a missed free) */
+	__u64 replaced_bytes;
+	__u64 order_mismatch;     /* page frees of another order than allocated */
+};
+
 /* Per-CPU loss counters, indexed by CPU (a BPF global array). */
 struct kmt_loss {
 	__u64 events;
 	__u64 bytes;
 };
 
-/* Records since the last consumer wakeup, per CPU; a cache line each. */
-struct kmt_wake_count {
+/*
+ * What a CPU's programs count for themselves, a cache line per CPU so that
+ * CPUs never write to the same line: the records since the last consumer
+ * wakeup, and the CPU's sequence numbers.
+ */
+struct kmt_cpu_counters {
 	__u64 records;
-	__u64 pad[7];
+	__u32 seq;
+	__u32 pad32;
+	__u64 pad[6];
 };
 
 #define KMT_MAX_CPUS 1024

@@ -15,11 +15,12 @@ USAGE_CASES=(
 	"b_3|2|-b 3 -d 2"
 	"C_no_such_cpu|2|-C 1000 -d 2"
 	"unknown_option|2|--no-such-option -d 2"
+	"nice_out_of_range|2|--nice=-21 -d 2"
 )
 for c in "${USAGE_CASES[@]}"; do TESTS+=("errors.usage.${c%%|*}"); done
 TESTS+=(errors.help errors.output_unwritable errors.unprivileged errors.input_valid
 	errors.input_truncated errors.input_zeros errors.input_garbage errors.input_abi
-	errors.input_missing errors.duration errors.sigterm)
+	errors.input_missing errors.duration errors.sigterm errors.nice_default errors.nice_set)
 
 require_root
 require_kmemsnoop
@@ -150,6 +151,23 @@ ok_time=$(awk -v e="$el" 'BEGIN { print (e >= 1.0 && e <= 8.0) }')
 [ $RC -eq 0 ] && [ "$ok_time" = 1 ] && grep -q Tracing "$WORK/errors.duration.err" &&
 	grep -Eq '^kmemsnoop: [0-9]+ events written, [0-9]+ lost \([0-9]+ bytes\)$' "$WORK/errors.duration.err"
 check $? errors.duration "kmemsnoop -d 1: expected status 0 within 1-8 s with 'Tracing' and a summary line, got status $RC after ${el}s, stderr: '$(head -c 300 "$WORK/errors.duration.err" | tr '\n' '|')'"
+
+# nice_of PID: the nice value, field 19 of /proc/PID/stat (comm has no spaces).
+nice_of() { awk '{ print $19 }' "/proc/$1/stat" 2>/dev/null; }
+
+# It runs above the tasks it traces (-10), or where --nice puts it.
+for c in "nice_default -10" "nice_set 3 --nice 3"; do
+	read -r name want args <<<"$c"
+	# shellcheck disable=SC2086
+	if ks_start "$name" -p $$ $args; then
+		got=$(nice_of "${KS_PID[$name]}")
+		ks_stop "$name"
+		[ "$got" = "$want" ]
+		check $? "errors.$name" "kmemsnoop $args: nice $got, expected $want"
+	else
+		fail "errors.$name" "$(ks_start_fail_why "$name")"
+	fi
+done
 
 # SIGTERM ends the trace cleanly too.
 if ks_start kterm -p $$; then

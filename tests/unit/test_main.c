@@ -6,9 +6,12 @@
 #include "unit.h"
 
 #define UNIT_SUITES(X) \
+	X(allocinfo)   \
 	X(gfp)         \
+	X(hist)        \
 	X(ksyms)        \
-	X(record)
+	X(record)      \
+	X(srcline)
 
 #define UNIT_DECLARE(name) void test_##name(struct unit *u);
 UNIT_SUITES(UNIT_DECLARE)

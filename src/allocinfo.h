@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * --allocinfo: sizes the BPF maps before load, reads them, and prints
+ * them in the kernel's /proc/allocinfo format (or as folded stacks).
+ */
+#ifndef KMEMSNOOP_ALLOCINFO_H
+#define KMEMSNOOP_ALLOCINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct env;
+struct kmemsnoop_bpf;
+struct allocinfo;
+
+/*
+ * Symbols and debug information; NULL with a one-line reason in err.
+ * atomics: the kernel has BPF atomics (the programs loaded keep the
+ * pointers in ai_table, else in the ai_ptrs hash).
+ */
+struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, char *err,
+				size_t err_size);
+void allocinfo_free(struct allocinfo *ai);
+
+/* Which tracepoints the mode needs: class is EV_*, is_free for the frees. */
+bool allocinfo_tracepoint_wanted(const struct env *env, unsigned int class, bool is_free);
+
+/* Rodata and map sizes, after the common configuration, before load. */
+void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool atomics);
+
+/*
+ * Reads the maps and prints the table to out.  misses: events BPF
+ * skipped (recursion_misses), shown because they make the totals inexact.
+ * 0, or a negative errno of the output.
+ */
+int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned long long misses,
+		    FILE *out);
+
+/* What could not be tracked, on stderr. */
+void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel);
+
+/* --- formatting, for tests --------------------------------------------------- */
+
+/* The two header lines of /proc/allocinfo. */
+extern const char allocinfo_header[];
+
+/* One line: "%12lli %8llu <tag> \n". */
+size_t allocinfo_format_line(char *buf, size_t size, long long bytes, long long calls,
+			     const char *tag);
+
+#endif

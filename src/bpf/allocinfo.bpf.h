@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * --allocinfo: outstanding kernel memory per call site (or per stack),
+ * aggregated in maps; nothing goes to user space per event.
+ *
+ *   alloc: site key -> ai_sites (per-CPU bytes and calls += ...), and
+ *          ai_ptrs[ptr] = { site, bytes } so that the free finds its site
+ *   free:  ai_ptrs[ptr] -> site, bytes; delete; ai_sites[site] -= ...
+ *
+ * With BPF atomics (5.12+, the entry points whose atomic_fetch is true)
+ * the pointers live in ai_table instead, and sites are numbered:
+ *
+ *   alloc: site -> ai_site_ids -> index; ai_counts[index] (per-CPU
+ *          array) += ...; the pointer claims a free slot of its bucket
+ *          in ai_table with a compare-and-swap, then writes {index, bytes}
+ *   free:  the slot holding ptr in its bucket -> index, bytes; the slot
+ *          is released with a compare-and-swap; ai_counts[index] -= ...
+ *
+ * No lock, no free list, no hash walk on a free; a bucket is a 128-byte
+ * block, so an insert or a free touches one pair of cache lines.  A full
+ * bucket is counted as a full table (ptrs_full), as the hash map's -E2BIG.
+ *
+ * Why the slot protocol is safe: the free tracepoints fire before the
+ * memory goes back to the allocator and the alloc tracepoints after it
+ * came out, so one pointer's free and its next allocation never overlap,
+ * and nobody reads a slot's val but the free of its pointer.  Other CPUs
+ * (and programs nested on this CPU: an interrupt's allocation inside a
+ * traced one) work on other pointers of the same bucket: a slot is only
+ * taken by the one compare-and-swap that finds it 0, and is given back
+ * (by a compare-and-swap, ordered after its val is read) only by the
+ * free of its pointer.
+ *
+ * Without atomics (5.10, 5.11):
+ *
+ * ai_ptrs is one global preallocated hash: a free often runs on another
+ * CPU than its allocation.  ai_sites is per-CPU, so the counters it holds
+ * are never shared between CPUs; a CPU's share goes negative when it frees
+ * what another allocated.  Their adds are still atomic (an uncontended
+ * locked add on a line this CPU owns): a program on this CPU interrupted
+ * by another one on the same site would otherwise lose an update.
+ *
+ * With --allocinfo=total only the allocation side runs (the free programs
+ * are not attached) and ai_ptrs keeps one entry.
+ *
+ * Pages have no call site in mm_page_alloc: their site is a short stack
+ * (ai_stack_map) in which user space finds the first frame outside the
+ * page allocator.  With --stacks every allocation is keyed by its stack.
+ *
+ * Included by kmemsnoop.bpf.c; uses its ARG(), min_size, max_size and
+ * page_size.
+ */
+#ifndef KMEMSNOOP_ALLOCINFO_BPF_H
+#define KMEMSNOOP_ALLOCINFO_BPF_H
+
+#define AI_EEXIST 17 /* errno EEXIST: BPF programs have no errno.h */
+
+/* kmalloc(0) returns ZERO_SIZE_PTR (16), shared by every caller. */
+#define AI_ZERO_SIZE_PTR 16
+
+/* The BPF program and bpf_trace_run<N>: never the caller (more glue
+ * frames, if a kernel has them, are skipped by name in user space). */
+#define AI_STACK_SKIP (2 & BPF_F_SKIP_FIELD_MASK)
+
+const volatile bool ai_total = false;  /* --allocinfo=total */
+const volatile bool ai_stacks = false; /* --stacks */
+/* ai_table: a bucket is the top bits of the pointer times an odd constant
+ * (the best mixed bits of the product), ai_bucket_shift = 64 - their
+ * number; ai_bucket_mask: the number of buckets - 1 (a power of two - 1).
+ * ai_max_sites: ai_counts' and ai_site_ids' size. */
+const volatile __u32 ai_bucket_shift = 63;
+const volatile __u32 ai_bucket_mask = 0;
+const volatile __u32 ai_max_sites = 1;
+
+/* Site indexes handed out (ai_site_ids): a global counter, but only a
+ * site's first allocation adds to it. */
+__u32 ai_sites_used = 0;
+
+/* Every map keeps one entry except in allocinfo mode (user space sizes them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* --max-ptrs */
+	__type(key, __u64);
+	__type(value, struct kmt_ai_ptr);
+} ai_ptrs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1);
+	/* Preallocated: entries allocated on first use (bpf_mem_alloc) come
+	 * from a small per-CPU cache refilled later, and fail when a burst
+	 * of new sites (the start of a session) empties it. */
+	__type(key, __u64);
+	__type(value, struct kmt_ai_count);
+} ai_sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* buckets, sized from --max-ptrs */
+	/* Mmapable arrays start on a page: buckets then never straddle
+	 * a 128-byte block. */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct kmt_ai_bucket);
+} ai_table SEC(".maps");
+
+/* Preallocated, like ai_sites; read-mostly: a site is added once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, __u32);
+} ai_site_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kmt_ai_count);
+} ai_counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1); /* --max-stacks */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, KMT_AI_PAGE_FRAMES * sizeof(__u64)); /* deeper with --stacks */
+} ai_stack_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kmt_ai_stats);
+} ai_stats SEC(".maps");
+
+/*
+ * Tracepoint argument i as a plain number.  With tp_btf a struct page
+ * pointer is typed, and the verifier allows no arithmetic on it (nor on
+ * its halves spilled to the stack); a copy read by a helper is a number.
+ * Only for pages: a page allocation costs microseconds anyway.
+ */
+static __always_inline __u64 ai_arg_number(__u64 *ctx, int i)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
+	return v;
+}
+
+static __always_inline struct kmt_ai_stats *ai_stats_here(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&ai_stats, &zero);
+}
+
+static __always_inline void ai_count_lost(__u64 *calls, __u64 *bytes, __u64 size)
+{
+	__sync_fetch_and_add(calls, 1);
+	__sync_fetch_and_add(bytes, size);
+}
+
+static __always_inline struct kmt_ai_count *ai_site_counts(__u64 site)
+{
+	struct kmt_ai_count zero = {}, *c = bpf_map_lookup_elem(&ai_sites, &site);
+
+	if (c)
+		return c;
+	bpf_map_update_elem(&ai_sites, &site, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&ai_sites, &site);
+}
+
+static __always_inline void ai_site_sub(__u64 site, __u64 bytes)
+{
+	struct kmt_ai_count *c = bpf_map_lookup_elem(&ai_sites, &site);
+
+	/* Sites are never deleted, so a tracked pointer's site is there. */
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->bytes, -(__s64)bytes);
+	__sync_fetch_and_add(&c->calls, -1);
+}
+
+/*
+ * A pointer still in ai_ptrs is being allocated again: its free went
+ * unseen (an event BPF skipped, see recursion_misses).  Retire the old
+ * allocation, count it, and track the new one.
+ */
+static __always_inline int ai_replace(__u64 ptr, struct kmt_ai_ptr *val)
+{
+	struct kmt_ai_ptr *old = bpf_map_lookup_elem(&ai_ptrs, &ptr);
+	struct kmt_ai_stats *st;
+
+	if (old) {
+		ai_site_sub(old->site, old->bytes);
+		st = ai_stats_here();
+		if (st)
+			ai_count_lost(&st->replaced, &st->replaced_bytes, old->bytes);
+	}
+	return bpf_map_update_elem(&ai_ptrs, &ptr, val, BPF_ANY);
+}
+
+/* --- with atomics: ai_table, numbered sites --------------------------------- */
+
+/* The site's index in ai_counts, numbering it on its first allocation; -1
+ * when the table of sites is full. */
+static __always_inline long ai_site_index(__u64 site)
+{
+	__u32 *idx = bpf_map_lookup_elem(&ai_site_ids, &site), new;
+
+	if (idx)
+		return *idx;
+	if (ai_sites_used >= ai_max_sites)
+		return -1; /* full: keep the counter from ever wrapping */
+	new = __sync_fetch_and_add(&ai_sites_used, 1);
+	if (new >= ai_max_sites)
+		return -1;
+	/* Another CPU may number the same site at once: the first update
+	 * wins and both use its index (the loser's stays unused). */
+	bpf_map_update_elem(&ai_site_ids, &site, &new, BPF_NOEXIST);
+	idx = bpf_map_lookup_elem(&ai_site_ids, &site);
+	return idx ? *idx : -1;
+}
+
+static __always_inline void ai_count_sub(__u32 idx, __u64 bytes)
+{
+	struct kmt_ai_count *c = bpf_map_lookup_elem(&ai_counts, &idx);
+
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->bytes, -(__s64)bytes);
+	__sync_fetch_and_add(&c->calls, -1);
+}
+
+static __always_inline struct kmt_ai_bucket *ai_bucket_of(__u64 ptr)
+{
+	__u32 b = (__u32)((ptr * KMT_AI_HASH_MUL) >> (ai_bucket_shift & 63)) & ai_bucket_mask;
+
+	return bpf_map_lookup_elem(&ai_table, &b);
+}
+
+#define AI_READ(x) (*(volatile __u64 *)&(x))
+
+/* 0, or -1 when the pointer's bucket is full. */
+static __always_inline int ai_table_insert(__u64 ptr, __u64 val)
+{
+	struct kmt_ai_bucket *bk = ai_bucket_of(ptr);
+	struct kmt_ai_stats *st;
+	__u64 old;
+
+	if (!bk)
+		return -1;
+	/* Still there: a missed free (see ai_replace).  The slot is this
+	 * pointer's, nobody else touches it. */
+	for (int i = 0; i < KMT_AI_BUCKET_SLOTS; i++) {
+		if (AI_READ(bk->slot[i].ptr) != ptr)
+			continue;
+		old = AI_READ(bk->slot[i].val);
+		bk->slot[i].val = val;
+		ai_count_sub((__u32)old, old >> 32);
+		st = ai_stats_here();
+		if (st)
+			ai_count_lost(&st->replaced, &st->replaced_bytes, old >> 32);
+		return 0;
+	}
+	for (int i = 0; i < KMT_AI_BUCKET_SLOTS; i++) {
+		if (AI_READ(bk->slot[i].ptr))
+			continue;
+		/* Lost to another CPU or a nested program: try the next. */
+		if (__sync_val_compare_and_swap(&bk->slot[i].ptr, 0, ptr) != 0)
+			continue;
+		bk->slot[i].val = val;
+		return 0;
+	}
+	return -1;
+}
+
+static __always_inline int ai_alloc_table(__u64 site, __u64 ptr, __u64 bytes)
+{
+	struct kmt_ai_count *c = NULL;
+	struct kmt_ai_stats *st;
+	long idx = ai_site_index(site);
+	__u32 i = idx;
+
+	if (idx >= 0)
+		c = bpf_map_lookup_elem(&ai_counts, &i);
+	if (!c) {
+		st = ai_stats_here();
+		if (st)
+			ai_count_lost(&st->sites_full, &st->sites_full_bytes, bytes);
+		return 0;
+	}
+	/* bytes >= 4G cannot be stored in a slot (no allocator gives that
+	 * much at once): counted as not tracked rather than truncated. */
+	if (!ai_total && (bytes >> 32 || ai_table_insert(ptr, i | bytes << 32))) {
+		st = ai_stats_here();
+		if (st)
+			ai_count_lost(&st->ptrs_full, &st->ptrs_full_bytes, bytes);
+		return 0;
+	}
+	__sync_fetch_and_add(&c->bytes, bytes);
+	__sync_fetch_and_add(&c->calls, 1);
+	return 0;
+}
+
+static __always_inline void ai_count_order(__u8 type, __u64 bytes, __u32 order)
+{
+	struct kmt_ai_stats *st;
+
+	/* A split high-order page freed piece by piece: the allocation ends
+	 * at the first free of its head page; say how often that happened. */
+	if (type == KMT_TYPE_PAGES && bytes != ((__u64)page_size << (order & 31))) {
+		st = ai_stats_here();
+		if (st)
+			__sync_fetch_and_add(&st->order_mismatch, 1);
+	}
+}
+
+static __always_inline void ai_count_untracked(__u8 type)
+{
+	struct kmt_ai_stats *st = ai_stats_here();
+
+	/* Allocated before the session, or by what the filters left out. */
+	if (st && type < 3)
+		__sync_fetch_and_add(&st->untracked_frees[type], 1);
+}
+
+static __always_inline int ai_free_table(__u8 type, __u64 ptr, __u32 order)
+{
+	struct kmt_ai_bucket *bk = ai_bucket_of(ptr);
+	__u64 val;
+
+	if (!bk)
+		return 0;
+	for (int i = 0; i < KMT_AI_BUCKET_SLOTS; i++) {
+		if (AI_READ(bk->slot[i].ptr) != ptr)
+			continue;
+		val = AI_READ(bk->slot[i].val);
+		/* Read before the slot is given back; and a second free of
+		 * the same pointer at once (a kernel bug) counts once. */
+		if (__sync_val_compare_and_swap(&bk->slot[i].ptr, ptr, 0) != ptr)
+			return 0;
+		ai_count_order(type, val >> 32, order);
+		ai_count_sub((__u32)val, val >> 32);
+		return 0;
+	}
+	ai_count_untracked(type);
+	return 0;
+}
+
+/* --- without atomics: ai_ptrs, ai_sites ----------------------------------------- */
+
+static __always_inline int ai_alloc_hash(__u64 site, __u64 ptr, __u64 bytes)
+{
+	struct kmt_ai_ptr val;
+	struct kmt_ai_count *c;
+	struct kmt_ai_stats *st;
+	long err;
+
+	c = ai_site_counts(site);
+	if (!c) {
+		st = ai_stats_here();
+		if (st)
+			ai_count_lost(&st->sites_full, &st->sites_full_bytes, bytes);
+		return 0;
+	}
+	if (!ai_total) {
+		val.site = site;
+		val.bytes = bytes;
+		err = bpf_map_update_elem(&ai_ptrs, &ptr, &val, BPF_NOEXIST);
+		if (err == -AI_EEXIST)
+			err = ai_replace(ptr, &val);
+		if (err) { /* -E2BIG: full; -EBUSY: its bucket is locked on this CPU */
+			st = ai_stats_here();
+			if (st)
+				ai_count_lost(&st->ptrs_full, &st->ptrs_full_bytes, bytes);
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&c->bytes, bytes);
+	__sync_fetch_and_add(&c->calls, 1);
+	return 0;
+}
+
+static __always_inline int ai_free_hash(__u8 type, __u64 ptr, __u32 order)
+{
+	struct kmt_ai_ptr *p, val;
+
+	p = bpf_map_lookup_elem(&ai_ptrs, &ptr);
+	if (!p) {
+		ai_count_untracked(type);
+		return 0;
+	}
+	val = *p;
+	if (bpf_map_delete_elem(&ai_ptrs, &ptr))
+		return 0; /* another CPU's free of the same pointer won */
+	ai_count_order(type, val.bytes, order);
+	ai_site_sub(val.site, val.bytes);
+	return 0;
+}
+
+/* --- the handlers' entry points ---------------------------------------------------- */
+
+/* atomic_fetch: a compile-time constant of the entry point (5.12+ only). */
+static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 type, __u64 site,
+					   __u64 ptr, __u64 bytes_req, __u64 bytes)
+{
+	struct kmt_ai_stats *st;
+
+	if (ptr <= AI_ZERO_SIZE_PTR)
+		return 0; /* failed, or kmalloc(0): no memory to account */
+	if (bytes_req < min_size || bytes_req > max_size)
+		return 0;
+	if (ai_stacks || type == KMT_TYPE_PAGES) {
+		long id = bpf_get_stackid(ctx, &ai_stack_map, AI_STACK_SKIP);
+
+		if (id < 0) { /* -EEXIST: its bucket holds another stack */
+			st = ai_stats_here();
+			if (st)
+				ai_count_lost(&st->stack_failed, &st->stack_failed_bytes, bytes);
+			return 0;
+		}
+		site = id;
+	}
+	if (atomic_fetch)
+		return ai_alloc_table(site, ptr, bytes);
+	return ai_alloc_hash(site, ptr, bytes);
+}
+
+/* order: the page order of a page free, 0 otherwise. */
+static __always_inline int allocinfo_free(bool atomic_fetch, __u8 type, __u64 ptr, __u32 order)
+{
+	if (ptr <= AI_ZERO_SIZE_PTR)
+		return 0;
+	if (atomic_fetch)
+		return ai_free_table(type, ptr, order);
+	return ai_free_hash(type, ptr, order);
+}
+
+#endif /* KMEMSNOOP_ALLOCINFO_BPF_H */

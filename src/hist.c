@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * --hist: sizes the maps, reads them every interval into a hist_acc, and
+ * hands each interval to the text printer or the live view.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "env.h"
+#include "hist.h"
+#include "histacc.h"
+#include "histfmt.h"
+#include "histtext.h"
+#include "kmemsnoop.h"
+#include "kmemsnoop.skel.h"
+#include "ksyms.h"
+#include "live.h"
+
+/* hist_keys: at most this much memory over all CPUs, within these bounds. */
+#define KEYS_MEMORY (32ULL << 20)
+#define KEYS_MIN 256
+#define KEYS_MAX 16384
+#define CACHE_NAMES 4096
+#define BATCH 256
+/* hist_front: 1 << bits entries, at most this much memory over all CPUs. */
+#define FRONT_MEMORY (16ULL << 20)
+#define FRONT_BITS_MIN 6
+#define FRONT_BITS_MAX 10
+
+struct hist {
+	const struct env *env;
+	int ncpus;
+	unsigned int kinds;
+	struct hist_acc *acc;
+	struct hist_interval iv;
+	struct ksyms *ksyms;
+	struct live *live;
+	struct hist_text_opts text;
+	unsigned int page_shift;
+
+	int cpu_fd, keys_fd, names_fd, front_fd;
+	__u32 front_entries;
+	struct kmt_hist_cpu *cpu_buf; /* one per CPU */
+	struct kmt_hist_front *front_buf; /* front_entries x ncpus */
+	__u32 *front_idx;
+	struct kmt_hist_key *key_buf;
+	struct kmt_hist_keyed *val_buf; /* BATCH x ncpus */
+	__u32 batch;
+
+	double start, last;
+	/* Whole-run totals for the closing line. */
+	__u64 allocs, frees, failed, missed, untracked;
+};
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool use_live(const struct env *env)
+{
+	return env->live || isatty(STDOUT_FILENO);
+}
+
+/*
+ * The kinds of rows to build.  The live view always has two tables: the
+ * --hist-by kind (default cache) and call sites (or caches, when the
+ * first is call sites).
+ */
+static unsigned int wanted_kinds(const struct env *env, enum kmt_hist_by *left,
+				 enum kmt_hist_by *right)
+{
+	unsigned int kinds = env->hist_by ? 1U << env->hist_by : 0;
+
+	*left = env->hist_by ? env->hist_by : KMT_BY_CACHE;
+	*right = *left == KMT_BY_CALLSITE ? KMT_BY_CACHE : KMT_BY_CALLSITE;
+	if (use_live(env))
+		kinds |= 1U << *left | 1U << *right;
+	return kinds;
+}
+
+/* The kinds counted per key in BPF (event and order come from the totals). */
+static unsigned int bpf_kinds(unsigned int kinds)
+{
+	return kinds & (1U << KMT_BY_CACHE | 1U << KMT_BY_CALLSITE | 1U << KMT_BY_COMM);
+}
+
+/* The front table: a power of two, at most as many entries as keys. */
+static unsigned int front_bits(int ncpus, unsigned long long keys)
+{
+	unsigned int bits = FRONT_BITS_MAX;
+
+	while (bits > FRONT_BITS_MIN &&
+	       (1ULL << bits) * ncpus * sizeof(struct kmt_hist_front) > FRONT_MEMORY)
+		bits--;
+	while (bits > 0 && (1ULL << bits) > keys)
+		bits--;
+	return bits;
+}
+
+/* hist_keys: --hist-keys, or what fits in KEYS_MEMORY within the bounds. */
+static unsigned long long key_entries(const struct env *env, int ncpus)
+{
+	unsigned long long per_key = (unsigned long long)ncpus * (sizeof(struct kmt_hist_keyed) + 64);
+	unsigned long long keys = KEYS_MEMORY / per_key;
+
+	if (env->hist_keys)
+		return env->hist_keys;
+	return keys < KEYS_MIN ? KEYS_MIN : keys > KEYS_MAX ? KEYS_MAX : keys;
+}
+
+void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, int ncpus)
+{
+	enum kmt_hist_by left, right;
+	unsigned int kinds = bpf_kinds(wanted_kinds(env, &left, &right));
+	unsigned long long keys = key_entries(env, ncpus);
+	unsigned int bits = front_bits(ncpus, keys);
+
+	skel->rodata->hist_value = env->hist_value;
+	skel->rodata->hist_key_mask = kinds;
+	if (!kinds)
+		return;
+	bpf_map__set_max_entries(skel->maps.hist_keys, keys);
+	skel->rodata->hist_front_bits = bits;
+	bpf_map__set_max_entries(skel->maps.hist_front, 1U << bits);
+	if (kinds & (1U << KMT_BY_CACHE))
+		bpf_map__set_max_entries(skel->maps.hist_cache_names, CACHE_NAMES);
+}
+
+static bool label_key(void *ctx, const struct kmt_hist_key *key, char *buf, size_t size)
+{
+	struct hist *h = ctx;
+	struct kmt_hist_cache_name name;
+
+	switch (key->kind) {
+	case KMT_BY_CACHE:
+		if (key->id <= KMT_HIST_PSEUDO_MAX) {
+			hist_pseudo_label(buf, size, key->id, h->page_shift);
+			return true;
+		}
+		/* Written just after the key: may not be there yet. */
+		if (bpf_map_lookup_elem(h->names_fd, &key->id, &name))
+			return false;
+		name.name[sizeof(name.name) - 1] = '\0';
+		snprintf(buf, size, "%s", name.name);
+		return true;
+	case KMT_BY_CALLSITE:
+		if (!key->id)
+			snprintf(buf, size, "(pages: no call site)");
+		else if (h->ksyms)
+			ksyms_format(h->ksyms, key->id, buf, size);
+		else
+			snprintf(buf, size, "0x%llx", (unsigned long long)key->id);
+		return true;
+	case KMT_BY_COMM:
+		hist_comm_label(buf, size, key->id, key->id2);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static unsigned int page_shift(void)
+{
+	long size = sysconf(_SC_PAGESIZE);
+	unsigned int shift = 0;
+
+	while (size > 1) {
+		size >>= 1;
+		shift++;
+	}
+	return shift;
+}
+
+static int alloc_buffers(struct hist *h)
+{
+	h->cpu_buf = calloc(h->ncpus, sizeof(*h->cpu_buf));
+	h->batch = BATCH;
+	if (bpf_kinds(h->kinds)) {
+		h->key_buf = calloc(h->batch, sizeof(*h->key_buf));
+		h->val_buf = calloc((size_t)h->batch * h->ncpus, sizeof(*h->val_buf));
+		h->front_buf = calloc((size_t)h->front_entries * h->ncpus, sizeof(*h->front_buf));
+		h->front_idx = calloc(h->front_entries, sizeof(*h->front_idx));
+		if (!h->key_buf || !h->val_buf || !h->front_buf || !h->front_idx)
+			return -1;
+	}
+	return h->cpu_buf ? 0 : -1;
+}
+
+static void free_hist(struct hist *h)
+{
+	hist_acc_free(h->acc);
+	hist_interval_free(&h->iv);
+	ksyms_free(h->ksyms);
+	free(h->cpu_buf);
+	free(h->key_buf);
+	free(h->val_buf);
+	free(h->front_buf);
+	free(h->front_idx);
+	free(h);
+}
+
+static int open_view(struct hist *h, enum kmt_hist_by left, enum kmt_hist_by right, char *err,
+		     size_t err_size)
+{
+	struct live_config cfg = {
+		.left = left, .right = right, .top = h->env->top_set ? h->env->top : 0,
+		.value = h->env->hist_value,
+		.interval = h->env->interval,
+	};
+
+	h->text.by = h->env->hist_by;
+	h->text.top = h->env->top;
+	h->text.keyed = bpf_kinds(h->kinds) != 0;
+	if (!use_live(h->env))
+		return 0;
+	h->live = live_open(&cfg, err, err_size);
+	if (h->live || h->env->live)
+		return h->live ? 0 : -1;
+	/* Not asked for by name: a terminal curses cannot drive gets text. */
+	fprintf(stderr, "kmemsnoop: %s; printing text instead\n", err);
+	err[0] = '\0';
+	return 0;
+}
+
+struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel, int ncpus, char *err,
+		       size_t err_size)
+{
+	struct hist *h = calloc(1, sizeof(*h));
+	enum kmt_hist_by left, right;
+	struct hist_acc_config cfg;
+
+	if (!h) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	h->env = env;
+	h->ncpus = ncpus;
+	h->kinds = wanted_kinds(env, &left, &right);
+	h->page_shift = page_shift();
+	h->cpu_fd = bpf_map__fd(skel->maps.hist_cpu);
+	h->keys_fd = bpf_map__fd(skel->maps.hist_keys);
+	h->names_fd = bpf_map__fd(skel->maps.hist_cache_names);
+	h->front_fd = bpf_map__fd(skel->maps.hist_front);
+	h->front_entries = bpf_map__max_entries(skel->maps.hist_front);
+	if (h->kinds & (1U << KMT_BY_CALLSITE)) {
+		h->ksyms = ksyms_load("/proc/kallsyms");
+		if (!h->ksyms)
+			fprintf(stderr, "kmemsnoop: cannot read /proc/kallsyms (%s): call sites show "
+					"as addresses\n", strerror(errno));
+	}
+	cfg = (struct hist_acc_config){
+		.kinds = h->kinds, .value = env->hist_value, .page_shift = h->page_shift,
+		.label = label_key, .label_ctx = h,
+	};
+	h->acc = hist_acc_new(&cfg);
+	if (!h->acc || alloc_buffers(h)) {
+		snprintf(err, err_size, "out of memory");
+		free_hist(h);
+		return NULL;
+	}
+	if (open_view(h, left, right, err, err_size)) {
+		free_hist(h);
+		return NULL;
+	}
+	h->start = h->last = now_seconds();
+	return h;
+}
+
+enum hist_event hist_wait(struct hist *h, int ms)
+{
+	if (h->live)
+		return live_wait(h->live, ms) ? HIST_QUIT : HIST_TIMEOUT;
+	/* A signal cuts it short: the caller looks at its flags. */
+	poll(NULL, 0, ms);
+	return HIST_TIMEOUT;
+}
+
+static int read_cpus(struct hist *h, char *err, size_t err_size)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(h->cpu_fd, &zero, h->cpu_buf)) {
+		snprintf(err, err_size, "reading the histogram counters: %s", strerror(errno));
+		return -1;
+	}
+	for (int cpu = 0; cpu < h->ncpus; cpu++)
+		hist_acc_add_cpu(h->acc, &h->cpu_buf[cpu]);
+	return 0;
+}
+
+/* Each key's per-CPU values summed, then merged into the reading. */
+static int add_batch(struct hist *h, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++) {
+		const struct kmt_hist_keyed *v = &h->val_buf[(size_t)i * h->ncpus];
+		struct kmt_hist_keyed sum = v[0];
+
+		for (int cpu = 1; cpu < h->ncpus; cpu++) {
+			sum.bytes += v[cpu].bytes;
+			for (int s = 0; s < KMT_HIST_SLOTS; s++)
+				sum.slots[s] += v[cpu].slots[s];
+		}
+		if (hist_acc_add_key(h->acc, &h->key_buf[i], &sum))
+			return -1;
+	}
+	return 0;
+}
+
+/* A bucket holding more keys than fit in one batch: a bigger batch. */
+static int grow_batch(struct hist *h)
+{
+	__u32 batch = h->batch * 2;
+	void *keys = realloc(h->key_buf, batch * sizeof(*h->key_buf));
+	void *vals;
+
+	if (!keys)
+		return -1;
+	h->key_buf = keys;
+	vals = realloc(h->val_buf, (size_t)batch * h->ncpus * sizeof(*h->val_buf));
+	if (!vals)
+		return -1;
+	h->val_buf = vals;
+	h->batch = batch;
+	return 0;
+}
+
+static int read_keys(struct hist *h, char *err, size_t err_size)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 token = 0, n;
+	bool first = true;
+
+	if (!bpf_kinds(h->kinds))
+		return 0;
+	for (;;) {
+		int ret;
+
+		n = h->batch;
+		ret = bpf_map_lookup_batch(h->keys_fd, first ? NULL : &token, &token, h->key_buf,
+					   h->val_buf, &n, &opts);
+		if (ret && errno == ENOSPC && !grow_batch(h))
+			continue;
+		if (ret && errno != ENOENT) {
+			snprintf(err, err_size, "reading the per-key counters: %s", strerror(errno));
+			return -1;
+		}
+		if (add_batch(h, n)) {
+			snprintf(err, err_size, "out of memory");
+			return -1;
+		}
+		if (ret)
+			return 0; /* ENOENT: that was the last batch */
+		first = false;
+	}
+}
+
+/* The front table: every CPU's claimed entries, as level-0 keys. */
+static int read_front(struct hist *h, char *err, size_t err_size)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 n = h->front_entries, token;
+
+	if (!bpf_kinds(h->kinds))
+		return 0;
+	/* An array fits in one batch: 0 or ENOENT both mean all of it. */
+	if (bpf_map_lookup_batch(h->front_fd, NULL, &token, h->front_idx, h->front_buf, &n, &opts) &&
+	    errno != ENOENT) {
+		snprintf(err, err_size, "reading the per-key counters: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < (size_t)n * h->ncpus; i++) {
+		const struct kmt_hist_front *e = &h->front_buf[i];
+		struct kmt_hist_key key = { .id = e->tag - 1, .id2 = e->id2, .kind = e->kind };
+
+		if (e->tag && hist_acc_add_key(h->acc, &key, &e->v)) {
+			snprintf(err, err_size, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void add_to_run_totals(struct hist *h)
+{
+	const struct hist_interval *iv = &h->iv;
+
+	h->allocs += hist_total(iv->allocs);
+	h->frees += hist_total(iv->frees);
+	h->failed += hist_total(iv->failed);
+	h->missed += iv->missed;
+	for (int k = 0; k < KMT_BY_COUNT; k++)
+		h->untracked += iv->untracked[k];
+}
+
+int hist_tick(struct hist *h, unsigned long long missed, char *err, size_t err_size)
+{
+	double now = now_seconds();
+	int ret;
+
+	hist_acc_begin(h->acc);
+	if (read_cpus(h, err, err_size) || read_front(h, err, err_size) ||
+	    read_keys(h, err, err_size))
+		return -1;
+	if (hist_acc_end(h->acc, missed, &h->iv)) {
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &h->iv.end);
+	h->iv.seconds = now - h->last;
+	h->last = now;
+	add_to_run_totals(h);
+	if (h->live) {
+		live_show(h->live, &h->iv);
+		return 0;
+	}
+	ret = hist_text_print(stdout, &h->iv, &h->text);
+	if (ret == -EPIPE)
+		return HIST_OUTPUT_GONE;
+	if (ret) {
+		snprintf(err, err_size, "writing output: %s", strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+void hist_close(struct hist *h)
+{
+	if (!h)
+		return;
+	live_close(h->live);
+	fprintf(stderr, "kmemsnoop: %llu allocations (%llu failed), %llu frees in %.1f s; %llu events "
+			"missed", (unsigned long long)h->allocs, (unsigned long long)h->failed,
+		(unsigned long long)h->frees, h->last - h->start, (unsigned long long)h->missed);
+	if (bpf_kinds(h->kinds))
+		fprintf(stderr, ", %llu allocations not counted by key (key table full)",
+			(unsigned long long)h->untracked);
+	fputc('\n', stderr);
+	free_hist(h);
+}

@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The --hist live view in a real terminal: tmux runs a shell in a 120x40
+# pane, the shell runs kmemsnoop --hist (its stdout is the terminal, so
+# the live view starts by itself) while a workload allocates.  From what
+# capture-pane shows:
+#   screen      the title, per-second totals, histogram bars, the heat map
+#               and the cache and call-site tables are on screen, and the
+#               title bar spans the pane's width;
+#   resize      after the pane becomes 100x30 the view is redrawn to fit
+#               it; at 40x8 it says the terminal is too small; back at
+#               120x40 it is whole again;
+#   quit        q ends kmemsnoop with status 0;
+#   restored    the shell's screen is back (the view is gone, the prompt
+#               and kmemsnoop's closing line show);
+#   ctrl_c      a second run ended by Ctrl-C: status 0, screen restored.
+. "$(dirname "$0")/../lib.sh"
+
+TESTS=(live.screen live.resize live.too_small live.quit live.restored live.ctrl_c)
+
+require_root
+require_kmemsnoop
+require_workload
+command -v tmux >/dev/null || skip_all "tmux is not installed (tools/install-deps.sh installs it)"
+
+SOCK=kmemsnoop-test-$$
+SCREEN_TIMEOUT=${SCREEN_TIMEOUT:-60}
+tm() { tmux -L "$SOCK" "$@"; }
+
+# screen: the pane's text now.
+screen() { tm capture-pane -p -t live 2>/dev/null; }
+
+# wait_screen SECONDS AWK-CONDITION: poll the pane until the condition
+# (an awk program's END block may 'exit 0' for yes) holds.  Status 1 on
+# timeout; the last screen is in $WORK/screen.
+wait_screen() {
+	local end=$((SECONDS + $1))
+	while :; do
+		screen >"$WORK/screen"
+		awk "$2" "$WORK/screen" && return 0
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.2
+	done
+}
+
+# The live view's elements; "q: quit" ends the title bar at the pane's
+# right edge (COLS - 8, 1-based).
+view_shown() { # COLS
+	wait_screen "$SCREEN_TIMEOUT" '
+	NR == 1 && /kmemsnoop --hist/ && index($0, "q: quit") == '"$(($1 - 8))"' { title = 1 }
+	/allocs\/s/ && /frees\/s/ { totals = 1 }
+	/lost: [0-9]+ missed, [0-9]+ untracked/ { lost = 1 }
+	/^ *[0-9]+[KMG]?-[0-9]+[KMG]? +[0-9.]+[KMG]? \|\*+ *\|/ { bars = 1 }
+	/newest right/ { heat = 1 }
+	/^CACHE .*ALLOCS\/s +BYTES\/s +CALL SITE .*ALLOCS\/s +BYTES\/s$/ { tables = 1 }
+	END { exit !(title && totals && lost && bars && heat && tables) }'
+}
+
+describe_screen() {
+	sed -e 's/ *$//' "$WORK/screen" | grep . | head -n 12 | tr '\n' '|' | head -c 600
+}
+
+tm new-session -d -s live -x 120 -y 40 "env -u TMUX PS1='READY\$ ' bash --norc --noprofile -i" ||
+	skip_all "tmux cannot start a session"
+srv=$(tm display-message -p '#{pid}' 2>/dev/null)
+[ -n "$srv" ] && BG_PIDS+=("$srv")
+wait_screen 20 '/READY\$/ { ok = 1 } END { exit !ok }' || {
+	fail_rest "${TESTS[@]}" "the shell in tmux did not start: $(describe_screen)"
+	finish
+}
+
+# Something to show: allocations for as long as the test runs.
+"$WORKLOAD" noise 300 200 >/dev/null 2>&1 &
+BG_PIDS+=($!)
+
+tm send-keys -t live "'$KMEMSNOOP' --hist 0.5; echo EXIT=\$?" Enter
+if view_shown 120; then
+	pass live.screen
+else
+	fail_rest "${TESTS[@]}" "the live view did not show within ${SCREEN_TIMEOUT}s: $(describe_screen)"
+	finish
+fi
+
+tm resize-window -t live -x 100 -y 30
+if view_shown 100 && [ "$(grep -c '' "$WORK/screen")" -eq 30 ]; then
+	pass live.resize
+else
+	fail live.resize "not redrawn for 100x30: $(describe_screen)"
+fi
+
+tm resize-window -t live -x 40 -y 8
+wait_screen 20 '/too small/ { ok = 1 } END { exit !ok }'
+small=$?
+tm resize-window -t live -x 120 -y 40
+[ $small -eq 0 ] && view_shown 120
+check $? live.too_small "at 40x8 and back at 120x40: $(describe_screen)"
+
+tm send-keys -t live q
+wait_screen 30 '/^EXIT=/ { rc = $0 } END { exit !(rc == "EXIT=0") }'
+check $? live.quit "after q: $(describe_screen)"
+
+# The view used the alternate screen: gone, the shell's lines are back.
+wait_screen 10 '
+/CALL SITE|newest right|q: quit/ { view = 1 }
+/kmemsnoop: Tracing kernel allocations/ { tracing = 1 }
+/^kmemsnoop: [0-9]+ allocations \(/ { summary = 1 }
+/READY\$ *$/ { prompt = 1 }
+END { exit !(!view && tracing && summary && prompt) }'
+check $? live.restored "the shell's screen is not back: $(describe_screen)"
+
+tm send-keys -t live "clear; '$KMEMSNOOP' --hist 0.5; echo EXIT=\$?" Enter
+if view_shown 120; then
+	tm send-keys -t live C-c
+	wait_screen 30 '
+	/^EXIT=/ { rc = $0 }
+	/CALL SITE|newest right|q: quit/ { view = 1 }
+	END { exit !(rc == "EXIT=0" && !view) }'
+	check $? live.ctrl_c "after Ctrl-C: $(describe_screen)"
+else
+	fail live.ctrl_c "the second live view did not show: $(describe_screen)"
+fi
+
+tm kill-server 2>/dev/null
+finish
