@@ -320,7 +320,8 @@ static int setup_with_fallback(struct tracer *t)
 {
 	char first_err[sizeof(t->err)], second_err[sizeof(t->err)];
 
-	t->raw_tp = t->env->force_raw_tp;
+	/* No tp_btf program of ours loads where it cannot read void *. */
+	t->raw_tp = t->env->force_raw_tp || !t->kf.tp_btf_void_arg;
 	if (!setup(t))
 		return 0;
 	if (t->raw_tp)
@@ -712,12 +713,13 @@ static int detect(struct tracer *t)
 				 KMT_MAX_CPUS);
 	if (t->env->verbose)
 		fprintf(stderr, "kmemsnoop: %d CPUs; kmalloc args %s, kmem_cache_alloc args %s, "
-				"kmem_cache_free args %s; atomic fetch %s\n", t->ncpus,
+				"kmem_cache_free args %s; atomic fetch %s; tp_btf %s\n", t->ncpus,
 			t->kf.kmalloc_args == KMT_KMALLOC_NODE ? "with node" : "without node",
 			t->kf.cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? "with cache" : "with sizes",
 			t->kf.cache_free_args == KMT_CACHE_FREE_CACHE ? "with cache" :
 			t->kf.cache_free_args == KMT_CACHE_FREE_NAME ? "with name" : "plain",
-			t->kf.atomic_fetch ? "yes" : "no (sequence numbers may repeat)");
+			t->kf.atomic_fetch ? "yes" : "no (sequence numbers may repeat)",
+			t->kf.tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)");
 	return 0;
 }
 
