@@ -178,6 +178,9 @@ kernel_at_least() {
 	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
 }
 KERNEL_RELEASE=$(uname -r)
+# The page size; busybox (the test VMs) has no getconf.
+PAGE_SIZE=$(getconf PAGESIZE 2>/dev/null ||
+	awk '/^KernelPageSize:/ { print $2 * 1024; exit }' /proc/self/smaps)
 # kmemsnoop can name the cache of a kmem_cache_alloc where the tracepoint
 # passes the struct kmem_cache (6.1), of a kmem_cache_free where it passes
 # the cache (6.1) or its name (5.12).

@@ -205,11 +205,13 @@ oracle_run() {
 	ok='$5 ~ /^(kmalloc|kmem_cache_alloc|mm_page_alloc)$/ && $7 !~ /^0+$/ && $15 !~ /^0+$/'
 	# Pages: the event has no size, PAGE_SIZE << order.
 	oracle_keys() { # AWK-EXPR-FOR-THE-KEY
-		awk -F'\t' -v OFS='\t' -v page="$(getconf PAGESIZE)" '
+		# No ^ in the awk: busybox awk (the test VMs) has no math support.
+		awk -F'\t' -v OFS='\t' -v page="$PAGE_SIZE" '
 		function bucket(v,   b) { if (v < 2) return 0; b = 1; while (b * 2 <= v) b *= 2; return b }
+		function pages(order,   b) { b = page; while (order-- > 0) b *= 2; return b }
 		'"$ok"' {
 			key = '"$1"'
-			n[key "\t" bucket($5 == "mm_page_alloc" ? page * 2 ^ $13 : $9)]++
+			n[key "\t" bucket($5 == "mm_page_alloc" ? pages($13) : $9)]++
 		}
 		END { for (k in n) print k, n[k] }' "$WORK/oracle.tab" | LC_ALL=C sort
 	}
