@@ -142,12 +142,17 @@ require_workload() {
 # Mount tracefs when needed (and unmount it at the end: kmemsnoop must not
 # come to rely on it being mounted).
 require_tracefs() {
+	tracefs_setup || skip_all "tracefs with kmem events is not available at $TRACEFS"
+}
+
+# tracefs_setup: what require_tracefs does, for a script that has other
+# tests to run without it: status 1 when there is no tracefs.
+tracefs_setup() {
+	local e
 	if [ ! -d "$TRACEFS/events/kmem" ]; then
 		mount -t tracefs nodev "$TRACEFS" 2>/dev/null && TRACEFS_MOUNTED_BY_US=1
 	fi
-	[ -d "$TRACEFS/events/kmem" ] && [ -d "$TRACEFS/instances" ] ||
-		skip_all "tracefs with kmem events is not available at $TRACEFS"
-	local e
+	[ -d "$TRACEFS/events/kmem" ] && [ -d "$TRACEFS/instances" ] || return 1
 	for e in $KMEM_NODE_EVENTS; do
 		[ -d "$TRACEFS/events/kmem/$e" ] && ORACLE_EVENTS="$ORACLE_EVENTS $e"
 	done
