@@ -461,14 +461,22 @@ static int drain(struct tracer *t)
 /*
  * What this kernel cannot give, said once before tracing starts: its
  * events carry no cache to name (kmem_cache_alloc before 6.1,
- * kmem_cache_free before 5.12), or BPF has no atomic fetch-add for the
- * per-CPU sequence numbers of -o (before 5.12).
+ * kmem_cache_free before 5.12; for --hist-by cache, the allocations), or
+ * BPF has no atomic fetch-add for the per-CPU sequence numbers of -o
+ * (before 5.12).
  */
 static void note_kernel_limits(const struct tracer *t)
 {
 	bool alloc = t->kf.cache_alloc_args != KMT_CACHE_ALLOC_CACHE;
 	bool free = t->kf.cache_free_args == KMT_CACHE_FREE_PLAIN;
 
+	if (t->env->mode == KMT_MODE_HIST) {
+		if ((t->env->events & EV_CACHE) && alloc && t->env->hist_by == KMT_BY_CACHE)
+			fprintf(stderr, "kmemsnoop: this kernel's kmem_cache_alloc events do not say "
+					"which cache: slab allocations are counted by object size, "
+					"(cache size N)\n");
+		return;
+	}
 	if ((t->env->events & EV_CACHE) && (alloc || free))
 		fprintf(stderr, "kmemsnoop: this kernel's %s events do not say which cache: "
 				"their lines have no name=\n",
@@ -529,6 +537,7 @@ static int run_hist(struct tracer *t)
 
 	if (setup_with_fallback(t))
 		return -1;
+	note_kernel_limits(t);
 	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
 		t->env->pid ? " of the process and its children" : "");
 	h = hist_open(t->env, t->skel, t->ncpus, t->err, sizeof(t->err));
