@@ -16,7 +16,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(kernel.clean_stop kernel.alloc_names kernel.free_names kernel.names_note kernel.seq_note
-	kernel.tp_btf kernel.raw_tp_clean_stop kernel.tp_btf_clean_stop kernel.raw_tp_same)
+	kernel.hist_note kernel.tp_btf kernel.raw_tp_clean_stop kernel.tp_btf_clean_stop kernel.raw_tp_same)
 N=20
 
 require_root
@@ -71,6 +71,14 @@ nseq=$(grep -c '^kmemsnoop: this kernel has no BPF atomic fetch-add' "$WORK/o.er
 if kernel_at_least 5 12; then want=0; else want=1; fi
 [ $rc -eq 0 ] && [ "$nseq" -eq $want ]
 check $? kernel.seq_note "kmemsnoop -o -d 1 on $KERNEL_RELEASE: status $rc, $nseq note(s) about repeating sequence numbers (expected $want)"
+
+# --hist-by cache: the note where kmem_cache_alloc does not say which cache.
+timeout -k 5 30 "$KMEMSNOOP" --hist-by cache -e cache -d 1 >"$WORK/h.out" 2>"$WORK/h.err" </dev/null
+rc=$?
+nh=$(grep -c "^kmemsnoop: this kernel's kmem_cache_alloc events do not say which cache: slab allocations are counted by object size" "$WORK/h.err")
+want=$((1 - CACHE_ALLOC_NAMES))
+[ $rc -eq 0 ] && [ "$nh" -eq "$want" ]
+check $? kernel.hist_note "kmemsnoop --hist-by cache on $KERNEL_RELEASE: status $rc, $nh note(s) about counting slab allocations by size (expected $want)"
 
 # tp_btf: kmemsnoop must know before loading whether this kernel's tp_btf
 # programs can read the tracepoints' "const void *" arguments (6.16 allows
