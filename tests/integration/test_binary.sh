@@ -31,10 +31,10 @@ fi
 ks_watch_misses kb
 ks_watch_misses kt
 wl_run w || fail binary.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
-mb=$(ks_misses kb)
-mt=$(ks_misses kt)
 ks_check_stop binary.clean_stop_o kb
 ks_check_stop binary.clean_stop_text kt
+mb=$(ks_misses kb)
+mt=$(ks_misses kt)
 
 # Decode.
 timeout -k 5 60 "$KMEMSNOOP" -i "$DIR" >"$WORK/decoded" 2>"$WORK/decoded.err"

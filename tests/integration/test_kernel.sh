@@ -103,10 +103,10 @@ fi
 ks_watch_misses kraw
 ks_watch_misses kbtf
 wl_run wr || fail kernel.workload "the workload failed (status ${WL_RC[wr]})" "$WORK/wr.werr"
-mraw=$(ks_misses kraw)
-mbtf=$(ks_misses kbtf)
 ks_check_stop kernel.raw_tp_clean_stop kraw
 ks_check_stop kernel.tp_btf_clean_stop kbtf
+mraw=$(ks_misses kraw)
+mbtf=$(ks_misses kbtf)
 for id in kraw kbtf; do
 	grep -v '^#' "$(ks_out "$id")" | sed -E 's/ +[0-9]+\.[0-9]{6}: / /' | LC_ALL=C sort >"$WORK/$id.lines"
 done
