@@ -1,7 +1,11 @@
 # kmemsnoop build.
 #
 #   make            ./kmemsnoop, the unit tests and the test workload
-#   make test       the whole test suite (root: it runs BPF programs)
+#   make test       the whole test suite (root: it runs BPF programs), the VM
+#                   matrix included
+#   make static     a fully static ./kmemsnoop (libbpf, libelf, libdw, ncurses...)
+#   make vmtest     the integration tests on Debian's 5.10, 6.1 and 6.12 kernels
+#                   under QEMU (tools/vmtest; downloads cached)
 #   make bench      overhead against untraced runs and peer tools (root; not part of test)
 #   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
 #   make deps       install the build and test dependencies (Debian, apt-get)
@@ -70,6 +74,19 @@ CURSES_PC ?= ncursesw
 CURSES_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags $(CURSES_PC) 2>/dev/null)
 CURSES_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs $(CURSES_PC) 2>/dev/null),-lncursesw -ltinfo)
 
+# --- static linking ------------------------------------------------------------
+# The static libraries behind libbpf, libdw and ncurses: pkg-config --static
+# knows what this system's need (libelf: zlib; libdw: bzip2, lzma...).
+STATIC_PC_LIBS = $(shell $(PKG_CONFIG) --static --libs $(1) 2>/dev/null)
+ifneq ($(LIBBPF_A),)
+STATIC_LIBS := $(LIBBPF_A) $(or $(call STATIC_PC_LIBS,libelf zlib),-lelf -lz)
+else
+STATIC_LIBS := $(or $(call STATIC_PC_LIBS,libbpf),-lbpf -lelf -lz)
+endif
+STATIC_LIBS += $(or $(call STATIC_PC_LIBS,libdw),$(LIBDW_LIBS)) \
+	$(or $(call STATIC_PC_LIBS,$(CURSES_PC)),$(CURSES_LIBS)) -lm
+STATIC_KMEMSNOOP := $(OUTPUT)/static/kmemsnoop
+
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(VMLINUX_DIR) -Isrc/bpf $(LIBBPF_CFLAGS)
 
@@ -82,7 +99,7 @@ APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all test unit run deps clean vmlinux bench
+.PHONY: all test unit run deps clean vmlinux bench static vmtest
 .DELETE_ON_ERROR:
 
 all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload
@@ -135,8 +152,25 @@ unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 tests/workload: tests/workload.c
 	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -static $< -o $@
 
-test: all
-	tests/run.sh
+# The same objects linked with -static, checked to need no shared library:
+# this binary runs in the test VMs' initramfs and on machines without libbpf.
+$(STATIC_KMEMSNOOP): $(APP_OBJS) $(LIBBPF_DEP)
+	mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -static $(APP_OBJS) $(STATIC_LIBS) -o $@
+	@if readelf -d $@ | grep -q NEEDED; then \
+		echo "kmemsnoop: $@ still needs shared libraries:" >&2; readelf -d $@ | grep NEEDED >&2; \
+		rm -f $@; exit 1; fi
+
+static: $(STATIC_KMEMSNOOP)
+	cp $(STATIC_KMEMSNOOP) kmemsnoop
+
+# tests/run.sh runs tools/vmtest after the host's tests, so that its
+# closing totals count the VMs' results too.
+test: all $(STATIC_KMEMSNOOP)
+	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tests/run.sh
+
+vmtest: $(STATIC_KMEMSNOOP) tests/workload
+	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tools/vmtest
 
 # Benchmark programs: the workloads and the empty-program floor.
 BENCH_PROGS := bench/churn bench/floor

@@ -365,17 +365,36 @@ static int read_keys(struct hist *h, char *err, size_t err_size)
 	}
 }
 
+/* The kernel's ENOTSUPP, which libc does not name. */
+#define KERNEL_ENOTSUPP 524
+
+/*
+ * Per-CPU arrays have no batch lookup on some kernels (5.10; 6.1 has it):
+ * one lookup per entry there, into the same layout.
+ */
+static int lookup_front_each(struct hist *h, __u32 *n)
+{
+	for (__u32 i = 0; i < h->front_entries; i++)
+		if (bpf_map_lookup_elem(h->front_fd, &i, &h->front_buf[(size_t)i * h->ncpus]))
+			return -1;
+	*n = h->front_entries;
+	return 0;
+}
+
 /* The front table: every CPU's claimed entries, as level-0 keys. */
 static int read_front(struct hist *h, char *err, size_t err_size)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 n = h->front_entries, token;
+	int ret;
 
 	if (!bpf_kinds(h->kinds))
 		return 0;
 	/* An array fits in one batch: 0 or ENOENT both mean all of it. */
-	if (bpf_map_lookup_batch(h->front_fd, NULL, &token, h->front_idx, h->front_buf, &n, &opts) &&
-	    errno != ENOENT) {
+	ret = bpf_map_lookup_batch(h->front_fd, NULL, &token, h->front_idx, h->front_buf, &n, &opts);
+	if (ret && errno == KERNEL_ENOTSUPP)
+		ret = lookup_front_each(h, &n);
+	if (ret && errno != ENOENT) {
 		snprintf(err, err_size, "reading the per-key counters: %s", strerror(errno));
 		return -1;
 	}

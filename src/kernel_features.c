@@ -183,6 +183,35 @@ static bool probe_atomic_fetch(void)
 	return true;
 }
 
+/*
+ * Can a tp_btf program read a "const void *" argument?  Every kmem
+ * tracepoint passes its pointer as one, and the verifier only allows the
+ * read since 6.16 ("arg1 type UNKNOWN is not a struct" before).  Try
+ *   r2 = *(u64 *)(r1 + 8); r0 = 0
+ * on kfree (arg 1: const void *ptr, on every kernel).
+ */
+static bool probe_tp_btf_void_arg(const struct btf *vmlinux)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1,
+		  .off = 8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP);
+	int id = btf__find_by_name_kind(vmlinux, "btf_trace_kfree", BTF_KIND_TYPEDEF), fd;
+
+	if (id < 0)
+		return false;
+	opts.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &opts);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf, char *err,
 			   size_t err_size)
 {
@@ -194,5 +223,6 @@ int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf
 	    detect_cache_free(vmlinux, kf, err, err_size))
 		return -1;
 	kf->atomic_fetch = probe_atomic_fetch();
+	kf->tp_btf_void_arg = probe_tp_btf_void_arg(vmlinux);
 	return 0;
 }

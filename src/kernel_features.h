@@ -28,6 +28,7 @@ struct kernel_features {
 	unsigned char cache_alloc_args; /* enum kmt_cache_alloc_args */
 	unsigned char cache_free_args;  /* enum kmt_cache_free_args */
 	bool atomic_fetch;              /* BPF atomic fetch-add (5.12+) */
+	bool tp_btf_void_arg;           /* tp_btf may read void * arguments (6.16+) */
 };
 
 const char *tracepoint_name(enum kmt_tracepoint tp);

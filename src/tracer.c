@@ -320,7 +320,8 @@ static int setup_with_fallback(struct tracer *t)
 {
 	char first_err[sizeof(t->err)], second_err[sizeof(t->err)];
 
-	t->raw_tp = t->env->force_raw_tp;
+	/* No tp_btf program of ours loads where it cannot read void *. */
+	t->raw_tp = t->env->force_raw_tp || !t->kf.tp_btf_void_arg;
 	if (!setup(t))
 		return 0;
 	if (t->raw_tp)
@@ -457,6 +458,35 @@ static int drain(struct tracer *t)
 	return ret;
 }
 
+/*
+ * What this kernel cannot give, said once before tracing starts: its
+ * events carry no cache to name (kmem_cache_alloc before 6.1,
+ * kmem_cache_free before 5.12; for --hist-by cache, the allocations), or
+ * BPF has no atomic fetch-add for the per-CPU sequence numbers of -o
+ * (before 5.12).
+ */
+static void note_kernel_limits(const struct tracer *t)
+{
+	bool alloc = t->kf.cache_alloc_args != KMT_CACHE_ALLOC_CACHE;
+	bool free = t->kf.cache_free_args == KMT_CACHE_FREE_PLAIN;
+
+	if (t->env->mode == KMT_MODE_HIST) {
+		if ((t->env->events & EV_CACHE) && alloc && t->env->hist_by == KMT_BY_CACHE)
+			fprintf(stderr, "kmemsnoop: this kernel's kmem_cache_alloc events do not say "
+					"which cache: slab allocations are counted by object size, "
+					"(cache size N)\n");
+		return;
+	}
+	if ((t->env->events & EV_CACHE) && (alloc || free))
+		fprintf(stderr, "kmemsnoop: this kernel's %s events do not say which cache: "
+				"their lines have no name=\n",
+			alloc && free ? "kmem_cache_alloc and kmem_cache_free" :
+			alloc ? "kmem_cache_alloc" : "kmem_cache_free");
+	if (t->binout && !t->kf.atomic_fetch)
+		fprintf(stderr, "kmemsnoop: this kernel has no BPF atomic fetch-add: a record "
+				"traced in an interrupt during another may repeat its sequence number\n");
+}
+
 /* --- aggregation: --hist ------------------------------------------------- */
 
 enum { LOOP_ERROR = -1, LOOP_DONE = 0, LOOP_FINAL = 1 };
@@ -507,6 +537,7 @@ static int run_hist(struct tracer *t)
 
 	if (setup_with_fallback(t))
 		return -1;
+	note_kernel_limits(t);
 	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
 		t->env->pid ? " of the process and its children" : "");
 	h = hist_open(t->env, t->skel, t->ncpus, t->err, sizeof(t->err));
@@ -604,6 +635,7 @@ static int trace(struct tracer *t)
 			t->env->pid ? " of the process and its children" : "");
 		return run_allocinfo(t);
 	}
+	note_kernel_limits(t);
 	if (t->binout == NULL && text_print_header(&t->text))
 		return set_error(t, "writing output: %s", strerror(errno));
 	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
@@ -690,12 +722,13 @@ static int detect(struct tracer *t)
 				 KMT_MAX_CPUS);
 	if (t->env->verbose)
 		fprintf(stderr, "kmemsnoop: %d CPUs; kmalloc args %s, kmem_cache_alloc args %s, "
-				"kmem_cache_free args %s; atomic fetch %s\n", t->ncpus,
+				"kmem_cache_free args %s; atomic fetch %s; tp_btf %s\n", t->ncpus,
 			t->kf.kmalloc_args == KMT_KMALLOC_NODE ? "with node" : "without node",
 			t->kf.cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? "with cache" : "with sizes",
 			t->kf.cache_free_args == KMT_CACHE_FREE_CACHE ? "with cache" :
 			t->kf.cache_free_args == KMT_CACHE_FREE_NAME ? "with name" : "plain",
-			t->kf.atomic_fetch ? "yes" : "no (sequence numbers may repeat)");
+			t->kf.atomic_fetch ? "yes" : "no (sequence numbers may repeat)",
+			t->kf.tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)");
 	return 0;
 }
 

@@ -28,6 +28,13 @@ WL_TIMEOUT=${WL_TIMEOUT:-60}             # seconds a workload may run
 
 # The six kmem tracepoints kmemsnoop reports (the event names of its text).
 KMEM_EVENTS="kmalloc kfree kmem_cache_alloc kmem_cache_free mm_page_alloc mm_page_free"
+# Kernels before 6.1 also have these; kmemsnoop reports them as kmalloc and
+# kmem_cache_alloc (with node=), so the oracle must trace them too.
+KMEM_NODE_EVENTS="kmalloc_node kmem_cache_alloc_node"
+ORACLE_EVENTS=$KMEM_EVENTS # plus the node events this kernel has (require_tracefs)
+# "event:key ..." for every key the kernel's own trace prints, per event
+# (require_tracefs): older kernels print fewer than kmemsnoop does.
+KERNEL_FIELDS=
 
 FAILED=0
 PASSED=0
@@ -135,11 +142,73 @@ require_workload() {
 # Mount tracefs when needed (and unmount it at the end: kmemsnoop must not
 # come to rely on it being mounted).
 require_tracefs() {
+	tracefs_setup || skip_all "tracefs with kmem events is not available at $TRACEFS"
+}
+
+# tracefs_setup: what require_tracefs does, for a script that has other
+# tests to run without it: status 1 when there is no tracefs.
+tracefs_setup() {
+	local e
 	if [ ! -d "$TRACEFS/events/kmem" ]; then
 		mount -t tracefs nodev "$TRACEFS" 2>/dev/null && TRACEFS_MOUNTED_BY_US=1
 	fi
-	[ -d "$TRACEFS/events/kmem" ] && [ -d "$TRACEFS/instances" ] ||
-		skip_all "tracefs with kmem events is not available at $TRACEFS"
+	[ -d "$TRACEFS/events/kmem" ] && [ -d "$TRACEFS/instances" ] || return 1
+	for e in $KMEM_NODE_EVENTS; do
+		[ -d "$TRACEFS/events/kmem/$e" ] && ORACLE_EVENTS="$ORACLE_EVENTS $e"
+	done
+	KERNEL_FIELDS=$(kernel_fields)
+}
+
+# kernel_fields: the keys of each event's "print fmt" in tracefs, as
+# "event:key" words, the node events counted as their base event.
+kernel_fields() {
+	local e f
+	for e in $ORACLE_EVENTS; do
+		f=$TRACEFS/events/kmem/$e/format
+		sed -n 's/^print fmt: "\([^"]*\)".*/\1/p' "$f" | grep -o '[a-z_]*=' |
+			sed "s/^/${e%_node}:/; s/=\$//"
+	done | sort -u | tr '\n' ' '
+}
+
+# ---------------------------------------------------------------- kernel
+
+# kernel_at_least MAJOR MINOR: the running kernel is MAJOR.MINOR or later.
+# The tests use the version to know what the kernel's events carry, as an
+# oracle independent of kmemsnoop (which reads the layouts from BTF).
+kernel_at_least() {
+	local v=${KERNEL_RELEASE%%-*} maj min
+	maj=${v%%.*}
+	min=${v#*.}
+	min=${min%%[!0-9]*}
+	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
+}
+KERNEL_RELEASE=$(uname -r)
+# The page size; busybox (the test VMs) has no getconf.
+PAGE_SIZE=$(getconf PAGESIZE 2>/dev/null ||
+	awk '/^KernelPageSize:/ { print $2 * 1024; exit }' /proc/self/smaps)
+# kmemsnoop can name the cache of a kmem_cache_alloc where the tracepoint
+# passes the struct kmem_cache (6.1), of a kmem_cache_free where it passes
+# the cache (6.1) or its name (5.12).
+CACHE_ALLOC_NAMES=0
+CACHE_FREE_NAMES=0
+kernel_at_least 6 1 && CACHE_ALLOC_NAMES=1
+kernel_at_least 5 12 && CACHE_FREE_NAMES=1
+
+# Awk conditions on ev_table rows for the objects every open() allocates:
+# the path (names_cache) and the file (filp).  By the cache's
+# name where the line has one, else (no name= on this kernel, in
+# kmemsnoop's text or in the kernel's own trace) by call site and size.
+NAMES_ALLOC='($5 == "kmem_cache_alloc" && ($11 == "names_cache" || ($11 == "-" && $6 ~ /^getname/ && $8 == 4096)))'
+FILP_ALLOC='($5 == "kmem_cache_alloc" && ($11 == "filp" || ($11 == "-" && $6 ~ /^(__alloc_file|alloc_empty_file)\+/)))'
+
+# names_frees TABLE: the kmem_cache_free rows of names_cache objects: by
+# name, else (5.10: no name, and putname is inlined into its callers) the
+# frees of a pointer a NAMES_ALLOC row handed out and nothing freed since.
+# Rows in trace order, as the oracle's are.
+names_frees() {
+	awk -F'\t' "$NAMES_ALLOC"' { live[$7] = 1; next }
+	$5 == "kmem_cache_free" && ($11 == "names_cache" || ($11 == "-" && ($7 in live))) { delete live[$7]; n++ }
+	END { print n + 0 }' "$1"
 }
 
 # ---------------------------------------------------------------- cleanup
@@ -264,6 +333,7 @@ ks_stop() {
 	rc=$?
 	KS_RC[$id]=$rc
 	KS_PID[$id]=
+	ks_final_misses "$id"
 	return $rc
 }
 
@@ -274,6 +344,7 @@ ks_wait() {
 	rc=$?
 	KS_RC[$id]=$rc
 	KS_PID[$id]=
+	ks_final_misses "$id"
 	return $rc
 }
 
@@ -341,6 +412,18 @@ ks_misses() {
 		echo "$m" >"$WORK/$1.misses"
 	fi
 	cat "$WORK/$1.misses" 2>/dev/null || echo 0
+}
+
+# ks_final_misses ID: once kmemsnoop ID has ended, the misses of its
+# summary line ("kmemsnoop: N events missed: ...") replace a smaller
+# sampled value: the sampler can be too slow (in the test VMs by far) to
+# see the last ones, e.g. a batch of RCU frees as the traced process exits.
+ks_final_misses() {
+	local m
+	m=$(sed -n 's/^kmemsnoop: \([0-9]*\) events missed: .*/\1/p' "$WORK/$1.err" 2>/dev/null | tail -n1)
+	[ -n "$m" ] && [ "$m" -gt "$(cat "$WORK/$1.misses" 2>/dev/null || echo 0)" ] &&
+		echo "$m" >"$WORK/$1.misses"
+	return 0
 }
 
 ks_out() { echo "$WORK/$1.out"; }
@@ -473,7 +556,7 @@ oracle_start() {
 	done
 	oracle_setup "$id" || return 1
 	inst=${ORACLE_DIR[$id]}
-	for e in $KMEM_EVENTS; do
+	for e in $ORACLE_EVENTS; do
 		echo "$filter" >"$inst/events/kmem/$e/filter" || {
 			ORACLE_ERR="cannot set filter '$filter' on kmem/$e"
 			return 1
@@ -516,7 +599,7 @@ oracle_setup() {
 
 oracle_enable() {
 	local inst=${ORACLE_DIR[$1]} e
-	for e in $KMEM_EVENTS; do
+	for e in $ORACLE_EVENTS; do
 		echo 1 >"$inst/events/kmem/$e/enable" || {
 			ORACLE_ERR="cannot enable kmem/$e"
 			return 1
@@ -565,7 +648,7 @@ oracle_remove() {
 		return 0
 	}
 	echo 0 >"$inst/tracing_on" 2>/dev/null
-	for e in $KMEM_EVENTS; do
+	for e in $ORACLE_EVENTS; do
 		echo 0 >"$inst/events/kmem/$e/enable" 2>/dev/null
 	done
 	rmdir "$inst" 2>/dev/null
@@ -584,6 +667,12 @@ oracle_file() { echo "$WORK/$1.oracle"; }
 #      real pointers and the kernel's hashed ones)  15 page
 # Missing fields are "-".  Lines starting with "#" and blank lines are
 # skipped; other lines that do not parse are printed as "BAD<tab>line".
+# So that kmemsnoop's lines and the kernel's compare on every kernel:
+# kmalloc_node and kmem_cache_alloc_node (before 6.1) become kmalloc and
+# kmem_cache_alloc, as in kmemsnoop's text; a decimal pfn (older kernels'
+# format) becomes hex; and once require_tracefs has read the kernel's
+# formats, column 14 keeps only the keys the kernel prints for that event
+# (node=-1 added where a kernel's kmalloc without node has none).
 
 EV_AWK='
 function parse(line,    head, m, tp, i) {
@@ -609,38 +698,86 @@ function parse(line,    head, m, tp, i) {
 	P_COMM = substr(tp, 1, RSTART - 1)
 	return 1
 }
-function fld(key,    s, b) {
-	b = " " P_BODY
-	if (!match(b, " " key "=[^ ]*"))
+# index() rather than a regex made of key: busybox awk compiles such a
+# regex anew on every call, which made ev_table 10 times slower.
+function fld(key,    s, i) {
+	i = index(" " P_BODY, " " key "=")
+	if (!i)
 		return "-"
-	s = substr(b, RSTART + length(key) + 2, RLENGTH - length(key) - 2)
+	s = substr(P_BODY, i + length(key) + 1)
+	i = index(s, " ")
+	if (i)
+		s = substr(s, 1, i - 1)
 	return s == "" ? "-" : s
 }
-function norm(    b) {
+function norm(    b, v) {
 	b = P_BODY
 	gsub(/ptr=[0-9a-fx]+/, "ptr=*", b)
 	gsub(/page=[0-9a-fx()a-z]+/, "page=*", b)
-	return b
+	if (match(b, /pfn=[0-9]+( |$)/)) {
+		v = substr(b, RSTART + 4, RLENGTH - 4)
+		sub(/ $/, "", v)
+		b = substr(b, 1, RSTART + 3) hex_pfn(v) substr(b, RSTART + 4 + length(v))
+	}
+	return fit(P_EVENT, b)
+}
+# A decimal pfn in hex; awk printf %x is exact below 2^31 only, so larger
+# ones stay as they are (and then differ visibly).
+function hex_pfn(v) {
+	return v ~ /^[0-9]+$/ && v + 0 < 2147483648 ? sprintf("0x%x", v) : v
+}
+# fit(EVENT, BODY): only the keys KF (from -v kf) says the kernel prints.
+function fit(ev, b,    n, parts, i, k, out, keep, hasnode) {
+	if (!(ev in HASKF))
+		return b
+	n = split(b, parts, " ")
+	out = ""
+	for (i = 1; i <= n; i++) {
+		if (index(parts[i], "=")) {
+			k = parts[i]
+			sub(/=.*/, "", k)
+			keep = (ev ":" k) in KF
+			if (k == "node")
+				hasnode = 1
+		}
+		# a word without "=" belongs to the key before it (" [module]")
+		if (keep)
+			out = out (out == "" ? "" : " ") parts[i]
+	}
+	if ((ev == "kmalloc" || ev == "kmem_cache_alloc") && ((ev ":node") in KF) && !hasnode)
+		out = out " node=-1"
+	return out
+}
+BEGIN {
+	n = split(kf, w, " ")
+	for (i = 1; i <= n; i++) {
+		KF[w[i]] = 1
+		e = w[i]
+		sub(/:.*/, "", e)
+		HASKF[e] = 1
+	}
 }
 '
 
 ev_table() {
-	awk "$EV_AWK"'
+	awk -v kf="$KERNEL_FIELDS" "$EV_AWK"'
 	/^#/ || /^[ \t]*$/ { next }
 	{
 		if (!parse($0)) { print "BAD\t" $0; next }
+		sub(/_node$/, "", P_EVENT)
 		print P_COMM "\t" P_TID "\t" P_CPU "\t" P_TS "\t" P_EVENT "\t" \
 			fld("call_site") "\t" fld("ptr") "\t" fld("bytes_req") "\t" \
 			fld("bytes_alloc") "\t" fld("gfp_flags") "\t" fld("name") "\t" \
-			fld("pfn") "\t" fld("order") "\t" norm() "\t" fld("page")
+			hex_pfn(fld("pfn")) "\t" fld("order") "\t" norm() "\t" fld("page")
 	}' "$1"
 }
 
 # ev_bad_layout FILE: print the event lines that do not follow
 #   printf("%16s-%-7d [%03d] %5llu.%06llu: %s: %s\n", ...)
-# with a known event name and its body fields in the kernel's order.
+# with a known event name and its body fields in the kernel's order; name=
+# where this kernel lets kmemsnoop know the cache, and only there.
 ev_bad_layout() {
-	awk '
+	awk -v an="$CACHE_ALLOC_NAMES" -v fn="$CACHE_FREE_NAMES" '
 	/^#/ || /^$/ { next }
 	{
 		ok = 1
@@ -663,11 +800,11 @@ ev_bad_layout() {
 		if (rest ~ /^kmalloc: /) {
 			if (rest !~ "^kmalloc: " cs " ptr=" ptr " bytes_req=[0-9]+ bytes_alloc=[0-9]+ (" gfp ")" tail) ok = 0
 		} else if (rest ~ /^kmem_cache_alloc: /) {
-			if (rest !~ "^kmem_cache_alloc: " cs " ptr=" ptr " name=[^ ]* bytes_req=[0-9]+ bytes_alloc=[0-9]+ (" gfp ")" tail) ok = 0
+			if (rest !~ "^kmem_cache_alloc: " cs " ptr=" ptr (an ? " name=[^ ]*" : "") " bytes_req=[0-9]+ bytes_alloc=[0-9]+ (" gfp ")" tail) ok = 0
 		} else if (rest ~ /^kfree: /) {
 			if (rest !~ "^kfree: " cs " ptr=" ptr "$") ok = 0
 		} else if (rest ~ /^kmem_cache_free: /) {
-			if (rest !~ "^kmem_cache_free: " cs " ptr=" ptr " name=[^ ]*$") ok = 0
+			if (rest !~ "^kmem_cache_free: " cs " ptr=" ptr (fn ? " name=[^ ]*" : "") "$") ok = 0
 		} else if (rest ~ /^mm_page_alloc: /) {
 			if (rest !~ "^mm_page_alloc: page=" ptr " pfn=0x[0-9a-f]+ order=[0-9]+ migratetype=-?[0-9]+ (" gfp ")$") ok = 0
 		} else if (rest ~ /^mm_page_free: /) {
@@ -675,6 +812,13 @@ ev_bad_layout() {
 		} else ok = 0
 		if (!ok) print
 	}' "$1"
+}
+
+# ev_lines FILE: the number of event lines of a trace (what
+# "ev_count <(ev_table FILE) 1" counts), by grep: parsing 100k lines with
+# busybox awk under emulation takes a minute.
+ev_lines() {
+	grep -cv -e '^#' -e '^[[:space:]]*$' "$1"
 }
 
 # ev_count TABLE AWK-CONDITION: number of rows of an ev_table output
@@ -730,11 +874,25 @@ online_cpus() {
 	done
 }
 
-# multiset_diff A B: the lines of A missing from B and of B missing from A
-# (both sorted), prefixed with "<" and ">"; status 0 when equal.
+# ms_minus A B: the lines of A that B does not have, repeats counted (what
+# "comm -23 A B" prints for sorted files).  awk rather than comm: the test
+# VMs' busybox has no comm, and a missing tool must not read as "equal".
+# Status 2 when either file cannot be read.
+ms_minus() {
+	[ -r "$1" ] && [ -r "$2" ] || return 2
+	awk -v b="$2" 'FILENAME == b { n[$0]++; next } n[$0] > 0 { n[$0]--; next } { print }' "$2" "$1"
+}
+
+# multiset_diff A B: the lines of A missing from B and of B missing from A,
+# prefixed with "<" and ">"; status 0 when equal, 1 when not, 2 when a
+# file cannot be read.
 multiset_diff() {
 	local out
-	out=$(LC_ALL=C comm -3 "$1" "$2" | sed 's/^\t/> /; t; s/^/< /')
+	[ -r "$1" ] && [ -r "$2" ] || {
+		echo "cannot read $1 or $2"
+		return 2
+	}
+	out=$(ms_minus "$1" "$2" | sed 's/^/< /'; ms_minus "$2" "$1" | sed 's/^/> /')
 	if [ -n "$out" ]; then
 		echo "$out"
 		return 1
@@ -748,15 +906,19 @@ multiset_diff() {
 # with the differences.
 compare_to_oracle() {
 	local name=$1 o=$2 k=$3 misses=${4:-0} what=$5 extra missing
-	extra=$(LC_ALL=C comm -13 "$o" "$k" | wc -l)
-	missing=$(LC_ALL=C comm -23 "$o" "$k" | wc -l)
+	if [ ! -r "$o" ] || [ ! -r "$k" ]; then
+		fail "$name" "cannot read $o or $k"
+		return
+	fi
+	extra=$(ms_minus "$k" "$o" | wc -l)
+	missing=$(ms_minus "$o" "$k" | wc -l)
 	if [ "$extra" -eq 0 ] && [ "$missing" -eq 0 ]; then
 		pass "$name"
 	elif [ "$extra" -eq 0 ] && [ "$missing" -le "$misses" ]; then
-		echo "# $name: $missing event(s) missing from kmemsnoop, within the $misses the kernel skipped (BPF recursion_misses): $(LC_ALL=C comm -23 "$o" "$k" | first_lines 3)"
+		echo "# $name: $missing event(s) missing from kmemsnoop, within the $misses the kernel skipped (BPF recursion_misses): $(ms_minus "$o" "$k" | first_lines 3)"
 		pass "$name"
 	else
-		fail "$name" "$what differ ($missing only in the kernel's trace, $extra only in kmemsnoop's; recursion misses $misses): $( (LC_ALL=C comm -23 "$o" "$k" | sed 's/^/< /'; LC_ALL=C comm -13 "$o" "$k" | sed 's/^/> /') | uniq -c | first_lines 4)"
+		fail "$name" "$what differ ($missing only in the kernel's trace, $extra only in kmemsnoop's; recursion misses $misses): $( (ms_minus "$o" "$k" | sed 's/^/< /'; ms_minus "$k" "$o" | sed 's/^/> /') | uniq -c | first_lines 4)"
 	fi
 }
 

@@ -8,11 +8,16 @@
 # it.  Ends with one line "N passed, N failed, N skipped"; exit status 0
 # only when nothing failed and something passed.
 #
+# Then tools/vmtest, the same integration tests on other kernels under
+# QEMU, whose tagged result lines count here too (VMTEST=0 leaves it out).
+#
 # Run from anywhere (make test runs it from the top as root, after make).
 # Arguments: optional test script names or paths to run instead of all,
-# e.g.  tests/run.sh test_msg test_errors
-# Environment: TEST_TIMEOUT (seconds per program, default 300), and what
-# tests/lib.sh reads (KMEMSNOOP, WORKLOAD, VERBOSE, KEEP_TMP).
+# e.g.  tests/run.sh test_msg test_errors  ("vmtest" names tools/vmtest).
+# Environment: TEST_TIMEOUT (seconds per program, default 300),
+# VMTEST_SUITE_TIMEOUT (seconds for tools/vmtest, default 3600), what
+# tests/lib.sh reads (KMEMSNOOP, WORKLOAD, VERBOSE, KEEP_TMP) and what
+# tools/vmtest reads.
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
@@ -24,13 +29,14 @@ failed=0
 skipped=0
 
 # run NAME COMMAND...: run one program, stream and count its results.
+# RUN_TIMEOUT, when set, replaces TEST_TIMEOUT for it.
 run() {
-	local name=$1 out rc line fails=0
+	local name=$1 out rc line fails=0 limit=${RUN_TIMEOUT:-$TEST_TIMEOUT} t0=$SECONDS
 	shift
 	echo "# $name"
 	out=$(mktemp "${TMPDIR:-/tmp}/kmemsnoop-run.XXXXXX") || exit 1
 	# timeout: a hung test must not hang the suite; -k: and it must die.
-	timeout -k 10 "$TEST_TIMEOUT" "$@" 2>&1 </dev/null | tee "$out"
+	timeout -k 10 "$limit" "$@" 2>&1 </dev/null | tee "$out"
 	rc=${PIPESTATUS[0]}
 	while IFS= read -r line; do
 		case $line in
@@ -40,8 +46,9 @@ run() {
 		esac
 	done <"$out"
 	rm -f "$out"
+	echo "# $name: $((SECONDS - t0))s"
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		echo "FAIL: $name: timed out after ${TEST_TIMEOUT}s"
+		echo "FAIL: $name: timed out after ${limit}s"
 		failed=$((failed + 1))
 	elif [ "$rc" -ne 0 ] && [ "$fails" -eq 0 ]; then
 		echo "FAIL: $name: exited with status $rc without reporting a failure"
@@ -50,14 +57,17 @@ run() {
 }
 
 scripts=()
+vmtest=0
 if [ $# -gt 0 ]; then
 	for a in "$@"; do
 		case $a in
+		vmtest) vmtest=1 ;;
 		*/*) scripts+=("$a") ;;
 		*) scripts+=("tests/integration/${a%.sh}.sh") ;;
 		esac
 	done
 else
+	[ "${VMTEST:-1}" != 0 ] && [ -x tools/vmtest ] && vmtest=1
 	if [ -x tests/unit/unit_tests ]; then
 		run unit_tests tests/unit/unit_tests
 	elif [ -e tests/unit/unit_tests ]; then
@@ -77,6 +87,10 @@ for s in "${scripts[@]}"; do
 	fi
 	run "$(basename "$s" .sh)" bash "$s"
 done
+
+if [ $vmtest = 1 ]; then
+	RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest tools/vmtest
+fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

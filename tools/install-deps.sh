@@ -3,11 +3,15 @@
 # skipping what is already there.  Run as root (or through sudo).
 set -eu
 # build: compilers, libbpf, bpftool, libelf/zlib (libbpf's own needs), libdw
-# (DWARF file:line tags of --allocinfo), ncurses (the --hist live view);
+# (DWARF file:line tags of --allocinfo), ncurses (the --hist live view); the
+# -dev packages also ship the .a files make static links, and libdw's static
+# link needs libbz2's (libbz2-dev, which libdw-dev does not pull in);
 # tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;
-# tmux drives the live view in a terminal.
+# tmux drives the live view in a terminal;
+# tools/vmtest: qemu, and for the VMs' initramfs busybox and bash linked
+# statically, cpio to pack it (apt-get and dpkg-deb fetch the kernels).
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-      libncurses-dev util-linux tmux"
+      libbz2-dev libncurses-dev util-linux tmux qemu-system-x86 busybox-static bash-static cpio"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||

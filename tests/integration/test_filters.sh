@@ -65,7 +65,7 @@ if wl_start we msg 100 $COUNT + openclose $COUNT + pipe 4; then
 	fi
 	if [ $ok_c = 1 ] && stop_and_table ec filters.e_cache; then
 		other=$(ev_count "$WORK/ec.tab" '$5 != "kmem_cache_alloc" && $5 != "kmem_cache_free"')
-		n=$(ev_count "$WORK/ec.tab" '$5 == "kmem_cache_alloc" && $11 == "names_cache"')
+		n=$(ev_count "$WORK/ec.tab" "$NAMES_ALLOC")
 		[ "$other" -eq 0 ] && [ "$n" -ge $COUNT ]
 		check $? filters.e_cache "-e cache: $other lines of other events, $n names_cache allocations (expected >= $COUNT)"
 	fi
@@ -217,7 +217,7 @@ if wl_start wt thread-msg 100 $COUNT; then
 	if [ $ok_p = 1 ] && stop_and_table tP filters.tid_process; then
 		off=$(ev_count "$WORK/tP.tab" '$2 != '"$T"' && $2 != '"$P")
 		n=$(ev_count "$WORK/tP.tab" '$6 ~ /^load_msg\+/ && $8 == 148 && $2 == '"$T")
-		nn=$(ev_count "$WORK/tP.tab" '$5 == "kmem_cache_alloc" && $11 == "names_cache" && $2 == '"$P")
+		nn=$(ev_count "$WORK/tP.tab" "$NAMES_ALLOC"' && $2 == '"$P")
 		[ "$off" -eq 0 ] && [ "$n" -eq $COUNT ] && [ "$nn" -ge $COUNT ]
 		check $? filters.tid_process "-p $P with threads $P and $T: $off lines of other tasks, $n load_msg kmallocs of thread $T (expected $COUNT), $nn names_cache allocations of thread $P (expected >= $COUNT)"
 	fi

@@ -23,9 +23,9 @@ ks_watch_misses k
 oracle_ok=1
 oracle_start_follow o "$PID" || oracle_ok=0
 wl_run w || fail fork.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
-misses=$(ks_misses k)
 [ $oracle_ok = 1 ] && { oracle_stop o || oracle_ok=0; }
 ks_check_stop fork.clean_stop k
+misses=$(ks_misses k)
 
 CHILD=$(wl_field w child)
 if [ -z "$CHILD" ]; then

@@ -81,14 +81,14 @@ else
 	pass lost.provoked
 fi
 
-lines=$(ev_count <(ev_table "$WORK/k.out") 1)
+lines=$(ev_lines "$WORK/k.out")
 [ "$lines" -eq "$written" ]
 check $? lost.written_lines "the summary says $written events written, stdout holds $lines event lines"
 
 [ "$lost" -eq 0 ] && finish
 
 if [ $oracle_ok = 1 ]; then
-	total=$(ev_count <(ev_table "$(oracle_file o)") 1)
+	total=$(ev_lines "$(oracle_file o)")
 	seen=$((written + lost))
 	echo "# written $written, lost $lost, traced by the kernel $total, recursion misses ${misses:-?}"
 	[ "$seen" -le "$total" ] && [ "$seen" -ge $((total - ${misses:-0})) ]

@@ -97,12 +97,14 @@ done
 
 # kmemsnoop prints real pointers, not the kernel's hashed %p (which shows
 # 00000000xxxxxxxx): slab objects live in the direct map at the top of the
-# address space.
+# address space, from ffff888000000000 with 4-level paging and from
+# ff11000000000000 with 5-level paging (LA57: QEMU's -cpu max has it).
+DIRECT_MAP='^(ffff[89a-f]|ff[1-8][0-9a-f])'
 if [ "$(uname -m)" = x86_64 ]; then
 	n=$(wc -l <"$all_ptrs")
-	nk=$(grep -c '^ffff[89a-f]' "$all_ptrs")
+	nk=$(grep -Ec "$DIRECT_MAP" "$all_ptrs")
 	[ "$n" -gt 0 ] && [ "$n" -eq "$nk" ]
-	check $? msg.real_pointers "$nk of $n load_msg pointers look like kernel direct-map addresses (ffff8...): e.g. $(grep -v '^ffff[89a-f]' "$all_ptrs" | head -n1)"
+	check $? msg.real_pointers "$nk of $n load_msg pointers look like kernel direct-map addresses (ffff8... or ff11...): e.g. $(grep -Ev "$DIRECT_MAP" "$all_ptrs" | head -n1)"
 else
 	skip msg.real_pointers "kernel address layout only checked on x86_64"
 fi

@@ -52,13 +52,13 @@ for w in "${WORKLOADS[@]}"; do
 		continue
 	fi
 	wl_run "w$n" || fail "$t.workload" "the workload failed (status ${WL_RC[w$n]})" "$WORK/w$n.werr"
-	misses=$(ks_misses "k$n")
 	oracle_ok=1
 	oracle_stop "o$n" || oracle_ok=0
 	if ! ks_check_stop "$t.clean_stop" "k$n"; then
 		fail_rest "${names[@]:1}" "kmemsnoop did not end cleanly with 0 lost: not comparable"
 		continue
 	fi
+	misses=$(ks_misses "k$n")
 	if [ $oracle_ok = 0 ]; then
 		fail_rest "${names[@]:1}" "tracefs oracle: $ORACLE_ERR"
 		continue

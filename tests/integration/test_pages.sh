@@ -25,9 +25,9 @@ ks_watch_misses k
 oracle_ok=1
 oracle_start o "$PID" || oracle_ok=0
 wl_run w || fail pages.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
-misses=$(ks_misses k)
 [ $oracle_ok = 1 ] && { oracle_stop o || oracle_ok=0; }
 ks_check_stop pages.clean_stop k
+misses=$(ks_misses k)
 
 tab=$WORK/k.tab
 ev_table "$(ks_out k)" >"$tab"

@@ -83,9 +83,9 @@ if wl_start wo openclose $N && oracle_start oo "${WL_PID[wo]}"; then
 	wl_run wo
 	if oracle_stop oo; then
 		ev_table "$(oracle_file oo)" >"$WORK/oo.tab"
-		nn=$(ev_count "$WORK/oo.tab" '$5 == "kmem_cache_alloc" && $11 == "names_cache"')
-		nf=$(ev_count "$WORK/oo.tab" '$5 == "kmem_cache_alloc" && $11 == "filp"')
-		nnf=$(ev_count "$WORK/oo.tab" '$5 == "kmem_cache_free" && $11 == "names_cache"')
+		nn=$(ev_count "$WORK/oo.tab" "$NAMES_ALLOC")
+		nf=$(ev_count "$WORK/oo.tab" "$FILP_ALLOC")
+		nnf=$(names_frees "$WORK/oo.tab")
 		[ "$nn" -eq $N ] && [ "$nf" -eq $N ] && [ "$nnf" -eq $N ]
 		check $? workload.openclose "openclose $N: $nn names_cache allocations, $nnf names_cache frees, $nf filp allocations (expected $N each)"
 	else
@@ -141,7 +141,7 @@ if wl_start wt thread-msg 100 9; then
 			ev_table "$(oracle_file ot)" >"$WORK/ot.tab"
 			nt=$(ev_count "$WORK/ot.tab" '$6 ~ /^load_msg\+/ && $2 == '"${T:-0}")
 			nm=$(ev_count "$WORK/ot.tab" '$6 ~ /^load_msg\+/ && $2 != '"${T:-0}")
-			nn=$(ev_count "$WORK/ot.tab" '$11 == "names_cache" && $5 == "kmem_cache_alloc" && $2 == '"$P")
+			nn=$(ev_count "$WORK/ot.tab" "$NAMES_ALLOC"' && $2 == '"$P")
 			[ -n "$T" ] && [ "$T" != "$P" ] && [ "$nt" -eq 9 ] && [ "$nm" -eq 0 ] && [ "$nn" -eq 9 ]
 			check $? workload.thread "thread '$T' of $P: $nt load_msg kmallocs (expected 9), $nm elsewhere (expected 0), $nn names_cache allocations in the main thread (expected 9)"
 		else
