@@ -153,11 +153,15 @@ static __always_inline struct kmt_ai_stats *ai_stats_here(void)
 	return bpf_map_lookup_elem(&ai_stats, &zero);
 }
 
-static __always_inline void ai_count_lost(__u64 *calls, __u64 *bytes, __u64 size)
-{
-	__sync_fetch_and_add(calls, 1);
-	__sync_fetch_and_add(bytes, size);
-}
+/* Counts an allocation in the ai_stats pair <what>, <what>_bytes. */
+#define AI_COUNT_LOST(what, size)                                                \
+	({                                                                       \
+		struct kmt_ai_stats *__st = ai_stats_here();                     \
+		if (__st) {                                                      \
+			__sync_fetch_and_add(&__st->what, 1);                    \
+			__sync_fetch_and_add(&__st->what##_bytes, (size));       \
+		}                                                                \
+	})
 
 static __always_inline struct kmt_ai_count *ai_site_counts(__u64 site)
 {
@@ -188,13 +192,10 @@ static __always_inline void ai_site_sub(__u64 site, __u64 bytes)
 static __always_inline int ai_replace(__u64 ptr, struct kmt_ai_ptr *val)
 {
 	struct kmt_ai_ptr *old = bpf_map_lookup_elem(&ai_ptrs, &ptr);
-	struct kmt_ai_stats *st;
 
 	if (old) {
 		ai_site_sub(old->site, old->bytes);
-		st = ai_stats_here();
-		if (st)
-			ai_count_lost(&st->replaced, &st->replaced_bytes, old->bytes);
+		AI_COUNT_LOST(replaced, old->bytes);
 	}
 	return bpf_map_update_elem(&ai_ptrs, &ptr, val, BPF_ANY);
 }
@@ -244,7 +245,6 @@ static __always_inline struct kmt_ai_bucket *ai_bucket_of(__u64 ptr)
 static __always_inline int ai_table_insert(__u64 ptr, __u64 val)
 {
 	struct kmt_ai_bucket *bk = ai_bucket_of(ptr);
-	struct kmt_ai_stats *st;
 	__u64 old;
 
 	if (!bk)
@@ -257,9 +257,7 @@ static __always_inline int ai_table_insert(__u64 ptr, __u64 val)
 		old = AI_READ(bk->slot[i].val);
 		bk->slot[i].val = val;
 		ai_count_sub((__u32)old, old >> 32);
-		st = ai_stats_here();
-		if (st)
-			ai_count_lost(&st->replaced, &st->replaced_bytes, old >> 32);
+		AI_COUNT_LOST(replaced, old >> 32);
 		return 0;
 	}
 	for (int i = 0; i < KMT_AI_BUCKET_SLOTS; i++) {
@@ -277,24 +275,19 @@ static __always_inline int ai_table_insert(__u64 ptr, __u64 val)
 static __always_inline int ai_alloc_table(__u64 site, __u64 ptr, __u64 bytes)
 {
 	struct kmt_ai_count *c = NULL;
-	struct kmt_ai_stats *st;
 	long idx = ai_site_index(site);
 	__u32 i = idx;
 
 	if (idx >= 0)
 		c = bpf_map_lookup_elem(&ai_counts, &i);
 	if (!c) {
-		st = ai_stats_here();
-		if (st)
-			ai_count_lost(&st->sites_full, &st->sites_full_bytes, bytes);
+		AI_COUNT_LOST(sites_full, bytes);
 		return 0;
 	}
 	/* bytes >= 4G cannot be stored in a slot (no allocator gives that
 	 * much at once): counted as not tracked rather than truncated. */
 	if (!ai_total && (bytes >> 32 || ai_table_insert(ptr, i | bytes << 32))) {
-		st = ai_stats_here();
-		if (st)
-			ai_count_lost(&st->ptrs_full, &st->ptrs_full_bytes, bytes);
+		AI_COUNT_LOST(ptrs_full, bytes);
 		return 0;
 	}
 	__sync_fetch_and_add(&c->bytes, bytes);
@@ -353,14 +346,11 @@ static __always_inline int ai_alloc_hash(__u64 site, __u64 ptr, __u64 bytes)
 {
 	struct kmt_ai_ptr val;
 	struct kmt_ai_count *c;
-	struct kmt_ai_stats *st;
 	long err;
 
 	c = ai_site_counts(site);
 	if (!c) {
-		st = ai_stats_here();
-		if (st)
-			ai_count_lost(&st->sites_full, &st->sites_full_bytes, bytes);
+		AI_COUNT_LOST(sites_full, bytes);
 		return 0;
 	}
 	if (!ai_total) {
@@ -370,9 +360,7 @@ static __always_inline int ai_alloc_hash(__u64 site, __u64 ptr, __u64 bytes)
 		if (err == -AI_EEXIST)
 			err = ai_replace(ptr, &val);
 		if (err) { /* -E2BIG: full; -EBUSY: its bucket is locked on this CPU */
-			st = ai_stats_here();
-			if (st)
-				ai_count_lost(&st->ptrs_full, &st->ptrs_full_bytes, bytes);
+			AI_COUNT_LOST(ptrs_full, bytes);
 			return 0;
 		}
 	}
@@ -404,7 +392,6 @@ static __always_inline int ai_free_hash(__u8 type, __u64 ptr, __u32 order)
 static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 type, __u64 site,
 					   __u64 ptr, __u64 bytes_req, __u64 bytes)
 {
-	struct kmt_ai_stats *st;
 
 	if (ptr <= AI_ZERO_SIZE_PTR)
 		return 0; /* failed, or kmalloc(0): no memory to account */
@@ -414,9 +401,7 @@ static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 ty
 		long id = bpf_get_stackid(ctx, &ai_stack_map, AI_STACK_SKIP);
 
 		if (id < 0) { /* -EEXIST: its bucket holds another stack */
-			st = ai_stats_here();
-			if (st)
-				ai_count_lost(&st->stack_failed, &st->stack_failed_bytes, bytes);
+			AI_COUNT_LOST(stack_failed, bytes);
 			return 0;
 		}
 		site = id;
