@@ -38,7 +38,8 @@ struct site {
 };
 
 struct row {
-	const struct site *site;
+	__u64 key;
+	const struct site *site; /* set once every site exists: growing moves them */
 	long long bytes;
 	long long calls;
 };
@@ -346,8 +347,8 @@ static int read_rows(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct ro
 			}
 			rows = r;
 		}
-		rows[n] = (struct row){ .site = site_of(ai, skel, key) };
-		if (!rows[n].site) {
+		rows[n] = (struct row){ .key = key };
+		if (!site_of(ai, skel, key)) {
 			err = -ENOMEM;
 			break;
 		}
@@ -362,6 +363,8 @@ static int read_rows(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct ro
 		free(rows);
 		return err;
 	}
+	for (size_t i = 0; i < n; i++)
+		rows[i].site = &ai->sites[slot_of(ai, rows[i].key)];
 	*rows_out = rows;
 	*n_out = n;
 	return 0;

@@ -453,6 +453,7 @@ static int parse_one(int opt, const char *arg, struct env *env)
 	case OPT_NICE:
 		if (!parse_nice(arg, &env->nice))
 			return usage_error("invalid --nice '%s': -20 to 19", arg);
+		env->nice_given = true;
 		break;
 	case 'v':
 		env->verbose = true;
@@ -514,6 +515,8 @@ static int check_combination(const struct env *env)
 		return usage_error("%s", "--min-size is larger than --max-size");
 	if (env->input_dir && env->output_dir)
 		return usage_error("%s", "-i and -o cannot be used together");
+	if (env->input_dir && env->nice_given)
+		return usage_error("%s", "--nice is for tracing, not for -i");
 	return check_hist_options(env);
 }
 

@@ -31,6 +31,7 @@ struct env {
 	uint64_t ring_size;     /* -b bytes per CPU */
 	bool force_raw_tp;      /* --raw-tp */
 	int nice;               /* --nice */
+	bool nice_given;        /* --nice on the command line, not the default */
 	bool verbose;           /* -v */
 	bool ring_size_set;     /* -b given */
 

@@ -115,10 +115,14 @@ static int check_cpu(const struct env *env)
 	return -1;
 }
 
-/* Not fatal: a tracer that keeps its default priority still works. */
+/*
+ * Not fatal: a tracer that keeps its priority still works.  Only an explicit
+ * --nice is worth a warning; the default needs CAP_SYS_NICE, which a
+ * CAP_BPF + CAP_PERFMON setup may not have.
+ */
 static void set_priority(const struct env *env)
 {
-	if (setpriority(PRIO_PROCESS, 0, env->nice))
+	if (setpriority(PRIO_PROCESS, 0, env->nice) && env->nice_given)
 		fprintf(stderr, "kmemsnoop: warning: cannot set --nice %d: %s\n", env->nice,
 			strerror(errno));
 }

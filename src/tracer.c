@@ -505,9 +505,11 @@ static int hist_loop(struct tracer *t, struct hist *h, bool *target_gone)
 
 	while (!stop_requested) {
 		double now = now_seconds(), until = deadline && deadline < next ? deadline : next;
-		int ms = until > now ? (int)((until - now) * 1000) + 1 : 0, ret;
+		/* Clamped as a double: INTERVAL may be far beyond INT_MAX ms. */
+		double left_ms = (until - now) * 1000;
+		int ms = left_ms <= 0 ? 0 : left_ms >= POLL_MS ? POLL_MS : (int)left_ms + 1, ret;
 
-		if (hist_wait(h, ms < POLL_MS ? ms : POLL_MS) == HIST_QUIT)
+		if (hist_wait(h, ms) == HIST_QUIT)
 			return LOOP_FINAL;
 		now = now_seconds();
 		if (stop_requested || (deadline && now >= deadline))
@@ -607,7 +609,8 @@ static int run_allocinfo(struct tracer *t)
 		if (next && now >= next) {
 			if (print_allocinfo(t))
 				return -1;
-			next += env->interval;
+			/* After a stall (suspend, SIGSTOP), no burst of catch-up prints. */
+			next = next + env->interval > now ? next + env->interval : now + env->interval;
 			if (env->count && ++printed >= env->count)
 				break;
 			continue;

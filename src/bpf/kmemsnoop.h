@@ -243,7 +243,7 @@ struct kmt_cpu_counters {
 	__u32 seq;
 	__u32 pad32;
 	__u64 pad[6];
-};
+} __attribute__((aligned(64)));
 
 #define KMT_MAX_CPUS 1024
 #define KMT_CALIB_PAGES 16
