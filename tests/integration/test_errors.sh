@@ -16,6 +16,7 @@ USAGE_CASES=(
 	"C_no_such_cpu|2|-C 1000 -d 2"
 	"unknown_option|2|--no-such-option -d 2"
 	"nice_out_of_range|2|--nice=-21 -d 2"
+	"nice_with_input|2|--nice 3 -i /nonexistent"
 )
 for c in "${USAGE_CASES[@]}"; do TESTS+=("errors.usage.${c%%|*}"); done
 TESTS+=(errors.help errors.output_unwritable errors.unprivileged errors.input_valid
