@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "env.h"
 #include "hist.h"
 #include "histacc.h"
@@ -58,14 +59,6 @@ struct hist {
 	/* Whole-run totals for the closing line. */
 	__u64 allocs, frees, failed, missed, untracked;
 };
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static bool use_live(const struct env *env)
 {

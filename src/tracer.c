@@ -18,6 +18,7 @@
 
 #include "allocinfo.h"
 #include "binout.h"
+#include "clock.h"
 #include "env.h"
 #include "gfp.h"
 #include "hist.h"
@@ -339,12 +340,15 @@ static int setup_with_fallback(struct tracer *t)
 
 /* --- the run -------------------------------------------------------------- */
 
-static double now_seconds(void)
+static void announce_tracing(const struct tracer *t)
 {
-	struct timespec ts;
+	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
+		t->env->pid ? " of the process and its children" : "");
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+static void say_target_gone(const struct tracer *t)
+{
+	fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", t->env->pid);
 }
 
 static bool traced_processes_gone(const struct tracer *t)
@@ -369,8 +373,7 @@ static int consume_loop(struct tracer *t)
 		if (deadline && now_seconds() >= deadline)
 			break;
 		if (traced_processes_gone(t)) {
-			fprintf(stderr, "kmemsnoop: process %d and its children have exited\n",
-				t->env->pid);
+			say_target_gone(t);
 			break;
 		}
 	}
@@ -540,8 +543,7 @@ static int run_hist(struct tracer *t)
 	if (setup_with_fallback(t))
 		return -1;
 	note_kernel_limits(t);
-	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
-		t->env->pid ? " of the process and its children" : "");
+	announce_tracing(t);
 	h = hist_open(t->env, t->skel, t->ncpus, t->err, sizeof(t->err));
 	if (!h)
 		return -1;
@@ -552,7 +554,7 @@ static int run_hist(struct tracer *t)
 		ret = hist_tick(h, recursion_misses(t), t->err, sizeof(t->err)) < 0 ? LOOP_ERROR : 0;
 	hist_close(h);
 	if (target_gone)
-		fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", t->env->pid);
+		say_target_gone(t);
 	return ret == LOOP_ERROR ? -1 : 0;
 }
 
@@ -602,8 +604,7 @@ static int run_allocinfo(struct tracer *t)
 		if (deadline && now >= deadline)
 			break;
 		if (traced_processes_gone(t)) {
-			fprintf(stderr, "kmemsnoop: process %d and its children have exited\n",
-				env->pid);
+			say_target_gone(t);
 			break;
 		}
 		if (next && now >= next) {
@@ -634,15 +635,13 @@ static int trace(struct tracer *t)
 	if (setup_with_fallback(t))
 		return -1;
 	if (t->env->mode == KMT_MODE_ALLOCINFO) {
-		fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
-			t->env->pid ? " of the process and its children" : "");
+		announce_tracing(t);
 		return run_allocinfo(t);
 	}
 	note_kernel_limits(t);
 	if (t->binout == NULL && text_print_header(&t->text))
 		return set_error(t, "writing output: %s", strerror(errno));
-	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
-		t->env->pid ? " of the process and its children" : "");
+	announce_tracing(t);
 	ret = consume_loop(t);
 	/* Detach first: what is in the rings then is all there will be. */
 	detach_all(t);
