@@ -163,6 +163,14 @@ static __always_inline struct kmt_ai_stats *ai_stats_here(void)
 		}                                                                \
 	})
 
+/* Atomic although per-CPU: a program interrupting this one on the same
+ * CPU may update the same site. */
+static __always_inline void ai_counts_add(struct kmt_ai_count *c, __s64 bytes, __s64 calls)
+{
+	__sync_fetch_and_add(&c->bytes, bytes);
+	__sync_fetch_and_add(&c->calls, calls);
+}
+
 static __always_inline struct kmt_ai_count *ai_site_counts(__u64 site)
 {
 	struct kmt_ai_count zero = {}, *c = bpf_map_lookup_elem(&ai_sites, &site);
@@ -180,8 +188,7 @@ static __always_inline void ai_site_sub(__u64 site, __u64 bytes)
 	/* Sites are never deleted, so a tracked pointer's site is there. */
 	if (!c)
 		return;
-	__sync_fetch_and_add(&c->bytes, -(__s64)bytes);
-	__sync_fetch_and_add(&c->calls, -1);
+	ai_counts_add(c, -(__s64)bytes, -1);
 }
 
 /*
@@ -228,8 +235,7 @@ static __always_inline void ai_count_sub(__u32 idx, __u64 bytes)
 
 	if (!c)
 		return;
-	__sync_fetch_and_add(&c->bytes, -(__s64)bytes);
-	__sync_fetch_and_add(&c->calls, -1);
+	ai_counts_add(c, -(__s64)bytes, -1);
 }
 
 static __always_inline struct kmt_ai_bucket *ai_bucket_of(__u64 ptr)
@@ -290,8 +296,7 @@ static __always_inline int ai_alloc_table(__u64 site, __u64 ptr, __u64 bytes)
 		AI_COUNT_LOST(ptrs_full, bytes);
 		return 0;
 	}
-	__sync_fetch_and_add(&c->bytes, bytes);
-	__sync_fetch_and_add(&c->calls, 1);
+	ai_counts_add(c, bytes, 1);
 	return 0;
 }
 
@@ -364,8 +369,7 @@ static __always_inline int ai_alloc_hash(__u64 site, __u64 ptr, __u64 bytes)
 			return 0;
 		}
 	}
-	__sync_fetch_and_add(&c->bytes, bytes);
-	__sync_fetch_and_add(&c->calls, 1);
+	ai_counts_add(c, bytes, 1);
 	return 0;
 }
 
