@@ -90,9 +90,9 @@ STATIC_KMEMSNOOP := $(OUTPUT)/static/kmemsnoop
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(VMLINUX_DIR) -Isrc/bpf $(LIBBPF_CFLAGS)
 
-APP_SRCS := src/kmemsnoop.c src/env.c src/tracer.c src/kernel_features.c src/pfn.c \
-	src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c src/gfp.c \
-	src/allocinfo.c src/alloctag.c src/srcline.c \
+APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/kernel_features.c \
+	src/pfn.c src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c \
+	src/gfp.c src/stream.c src/allocinfo.c src/alloctag.c src/srcline.c \
 	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
@@ -107,18 +107,23 @@ all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture t
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
 
-$(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(OUTPUT)/kmemsnoop.skel.h | $(OUTPUT)
+# The BPF objects, each with its bpftool-generated skeleton: the main one,
+# and the small one that calibrates page frame numbers.
+BPF_OBJS := kmemsnoop pfn
+SKELETONS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_OBJS))
+
+$(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS) | $(OUTPUT)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
 
-$(OUTPUT)/kmemsnoop.bpf.o: src/bpf/kmemsnoop.bpf.c $(wildcard src/bpf/*.h) $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: src/bpf/%.bpf.c $(wildcard src/bpf/*.h) $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
 	rm -f $@.tmp
 
-$(OUTPUT)/kmemsnoop.skel.h: $(OUTPUT)/kmemsnoop.bpf.o $(BPFTOOL_DEP)
-	$(BPFTOOL) gen skeleton $< name kmemsnoop_bpf > $@
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o $(BPFTOOL_DEP)
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 $(OUTPUT):
 	mkdir -p $@

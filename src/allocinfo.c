@@ -20,6 +20,8 @@
 #include "env.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
+#include "mode.h"
+#include "session.h"
 
 /* Call sites, plus the stacks (pages', or all with --stacks) on top. */
 #define AI_CALL_SITES 8192
@@ -109,18 +111,6 @@ void allocinfo_free(struct allocinfo *ai)
 	free(ai);
 }
 
-bool allocinfo_tracepoint_wanted(const struct env *env, unsigned int class, bool is_free)
-{
-	if (!is_free)
-		return env->events & class;
-	if (env->ai_total)
-		return false;
-	/* kfree() frees slab cache objects too: either free serves both. */
-	if (class & (EV_KMALLOC | EV_CACHE))
-		return env->events & (EV_KMALLOC | EV_CACHE);
-	return env->events & class;
-}
-
 static bool uses_stacks(const struct env *env)
 {
 	return env->ai_stacks || (env->events & EV_PAGE);
@@ -144,12 +134,9 @@ void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool
 	__u32 sites = (env->ai_stacks ? 0 : AI_CALL_SITES) +
 		      (uses_stacks(env) ? env->ai_max_stacks : 0);
 
-	ro->mode = KMT_MODE_ALLOCINFO;
+	ro->do_allocinfo = true;
 	ro->ai_total = env->ai_total;
 	ro->ai_stacks = env->ai_stacks;
-	/* The pointer map itself tells which frees to count: the size
-	 * filter's own map of pointers would only double the work. */
-	ro->filter_size = false;
 	if (atomics) {
 		__u32 buckets = env->ai_total ? 1 : table_buckets(env->ai_max_ptrs);
 
@@ -545,3 +532,114 @@ void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
 				"allocation (split pages): counted as freeing the whole allocation\n",
 			(unsigned long long)st.order_mismatch);
 }
+
+/* --- the mode ---------------------------------------------------------------- */
+
+struct allocinfo_mode {
+	struct mode mode;
+	struct allocinfo *ai;
+	bool output_gone; /* stdout's reader went away (EPIPE) */
+	bool deferred;    /* a tick found the terminal taken: print at the end */
+};
+
+static struct allocinfo_mode *allocinfo_mode_of(struct mode *m)
+{
+	return (struct allocinfo_mode *)m;
+}
+
+static bool allocinfo_selected(const struct env *env)
+{
+	return env->allocinfo;
+}
+
+static struct mode *allocinfo_create(struct session *s)
+{
+	struct allocinfo_mode *am = calloc(1, sizeof(*am));
+
+	if (!am) {
+		session_fail(s, "out of memory");
+		return NULL;
+	}
+	am->ai = allocinfo_new(s->env, s->ncpus, s->kf.atomic_fetch, s->err, sizeof(s->err));
+	if (!am->ai) {
+		free(am);
+		return NULL;
+	}
+	/* Printed at the end unless an INTERVAL was given. */
+	am->mode.interval = s->env->interval_given ? s->env->interval : 0;
+	return &am->mode;
+}
+
+static void allocinfo_wants(const struct mode *m, struct bpf_wants *w)
+{
+	const struct env *env = m->session->env;
+
+	w->alloc_classes |= env->events;
+	if (env->ai_total)
+		return; /* only allocations are counted */
+	/* kfree() frees slab cache objects too: either free serves both. */
+	if (env->events & (EV_KMALLOC | EV_CACHE))
+		w->free_classes |= EV_KMALLOC | EV_CACHE;
+	w->free_classes |= env->events & EV_PAGE;
+}
+
+static void allocinfo_mode_configure(struct mode *m, struct kmemsnoop_bpf *skel)
+{
+	allocinfo_configure(m->session->env, skel, m->session->kf.atomic_fetch);
+}
+
+static int print_now(struct allocinfo_mode *am)
+{
+	struct session *s = am->mode.session;
+	int ret = allocinfo_print(am->ai, s->skel, session_missed(s), stdout);
+
+	if (ret == -EPIPE) {
+		am->output_gone = true;
+		return MODE_END;
+	}
+	if (ret)
+		return session_fail(s, "writing output: %s", strerror(-ret));
+	return MODE_OK;
+}
+
+static int allocinfo_tick(struct mode *m)
+{
+	struct allocinfo_mode *am = allocinfo_mode_of(m);
+
+	if (m->session->terminal_taken) {
+		am->deferred = true;
+		return MODE_OK;
+	}
+	return print_now(am);
+}
+
+/* The table at the end, unless COUNT ended the run with one. */
+static int allocinfo_finish(struct mode *m, bool final)
+{
+	struct allocinfo_mode *am = allocinfo_mode_of(m);
+	int ret = 0;
+
+	if ((final || am->deferred) && !am->output_gone)
+		ret = print_now(am) < 0 ? -1 : 0;
+	allocinfo_summary(am->ai, m->session->skel);
+	return ret;
+}
+
+static void allocinfo_destroy(struct mode *m)
+{
+	struct allocinfo_mode *am = allocinfo_mode_of(m);
+
+	allocinfo_free(am->ai);
+	free(am);
+}
+
+const struct mode_ops allocinfo_mode = {
+	.name = "allocinfo",
+	.selected = allocinfo_selected,
+	.create = allocinfo_create,
+	.wants = allocinfo_wants,
+	.configure = allocinfo_mode_configure,
+	.tick = allocinfo_tick,
+	.finish = allocinfo_finish,
+	.destroy = allocinfo_destroy,
+};

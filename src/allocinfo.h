@@ -23,9 +23,6 @@ struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, 
 				size_t err_size);
 void allocinfo_free(struct allocinfo *ai);
 
-/* Which tracepoints the mode needs: class is EV_*, is_free for the frees. */
-bool allocinfo_tracepoint_wanted(const struct env *env, unsigned int class, bool is_free);
-
 /* Rodata and map sizes, after the common configuration, before load. */
 void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool atomics);
 

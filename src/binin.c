@@ -12,11 +12,12 @@
 #include <string.h>
 
 #include "binin.h"
-#include "env.h"
+#include "kmemtrace.h"
 #include "record.h"
-#include "text.h"
+#include "sink.h"
 
 struct cpu_file {
+	int cpu; /* from the file's name */
 	char *data;
 	size_t size;
 	size_t off; /* next record to merge */
@@ -26,18 +27,18 @@ struct cpu_file {
 struct trace_dir {
 	struct cpu_file *files;
 	int nfiles;
+	char *err;
+	size_t err_size;
 };
 
-__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int fail(struct trace_dir *td, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "kmemsnoop: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(td->err, td->err_size, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return EXIT_RUNTIME;
+	return -1;
 }
 
 static int read_whole(const char *path, char **data, size_t *size)
@@ -91,7 +92,7 @@ static int read_number(const char *dir, const char *name, unsigned long long *va
 }
 
 /* Every record of the file must decode; reports the first that does not. */
-static int validate(const char *path, const struct cpu_file *cf)
+static int validate(struct trace_dir *td, const char *path, const struct cpu_file *cf)
 {
 	struct kmt_event ev;
 	size_t off = 0;
@@ -100,7 +101,7 @@ static int validate(const char *path, const struct cpu_file *cf)
 		enum kmt_decode_status st = kmt_decode(cf->data + off, cf->size - off, &ev);
 
 		if (st != KMT_OK) {
-			return fail("%s: %s at byte %zu", path, kmt_decode_error(st), off);
+			return fail(td, "%s: %s at byte %zu", path, kmt_decode_error(st), off);
 		}
 		off += ev.event_size;
 	}
@@ -126,31 +127,34 @@ static int load_dir(const char *dir, struct trace_dir *td)
 	int ret = 0;
 
 	if (!d)
-		return fail("%s: %s", dir, strerror(errno));
+		return fail(td, "%s: %s", dir, strerror(errno));
 	while (!ret && (de = readdir(d))) {
 		struct cpu_file *cf, *grown;
 
-		if (cpu_index(de->d_name) < 0)
+		int cpu = cpu_index(de->d_name);
+
+		if (cpu < 0)
 			continue;
 		grown = realloc(td->files, (td->nfiles + 1) * sizeof(*cf));
 		if (!grown) {
-			ret = fail("%s: out of memory", dir);
+			ret = fail(td, "%s: out of memory", dir);
 			break;
 		}
 		td->files = grown;
 		cf = &td->files[td->nfiles];
 		memset(cf, 0, sizeof(*cf));
+		cf->cpu = cpu;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (read_whole(path, &cf->data, &cf->size)) {
-			ret = fail("%s: %s", path, strerror(errno));
+			ret = fail(td, "%s: %s", path, strerror(errno));
 			break;
 		}
 		td->nfiles++;
-		ret = validate(path, cf);
+		ret = validate(td, path, cf);
 	}
 	closedir(d);
 	if (!ret && !td->nfiles)
-		ret = fail("%s: no cpu files: not a kmemtrace directory", dir);
+		ret = fail(td, "%s: no cpu files: not a kmemtrace directory", dir);
 	return ret;
 }
 
@@ -181,15 +185,28 @@ static bool before(const struct kmt_event *a, const struct kmt_event *b)
 	return kmt_seq_cmp(a->seq_num, b->seq_num) < 0;
 }
 
-static int merge_print(struct trace_dir *td, struct text_sink *sink)
+static int replay_record(struct trace_dir *td, struct sink *sink, const struct cpu_file *cf,
+			 int cpu)
+{
+	const struct kmt_event *ev = &cf->head;
+	int ret = sink->ops->record(sink, cpu, cf->data + cf->off - ev->event_size,
+				    ev->event_size, ev);
+
+	if (ret < 0)
+		return fail(td, "%s", sink->err);
+	return ret; /* SINK_GONE: the reader went away, nothing more to do */
+}
+
+static int merge(struct trace_dir *td, struct sink *sink)
 {
 	bool *live = calloc(td->nfiles, sizeof(bool));
+	int ret = 0;
 
 	if (!live)
-		return fail("out of memory");
+		return fail(td, "out of memory");
 	for (int i = 0; i < td->nfiles; i++)
 		live[i] = advance(&td->files[i]);
-	for (;;) {
+	while (!ret) {
 		int best = -1;
 
 		for (int i = 0; i < td->nfiles; i++)
@@ -197,36 +214,36 @@ static int merge_print(struct trace_dir *td, struct text_sink *sink)
 				best = i;
 		if (best < 0)
 			break;
-		if (text_print_event(sink, &td->files[best].head)) {
-			free(live);
-			return fail("writing output: %s", strerror(errno));
-		}
+		ret = replay_record(td, sink, &td->files[best], td->files[best].cpu);
 		live[best] = advance(&td->files[best]);
 	}
 	free(live);
-	return EXIT_OK;
+	return ret < 0 ? -1 : 0;
 }
 
-int binin_print(const char *dir, struct text_sink *sink)
+int binin_replay(const char *dir, struct sink *sink, struct binin_losses *lost, char *err,
+		 size_t err_size)
 {
-	struct trace_dir td = {};
-	unsigned long long version, lost_bytes = 0, lost_events = 0;
+	struct trace_dir td = { .err = err, .err_size = err_size };
+	unsigned long long version;
+	struct sink_losses none = { 0 };
 	int ret;
 
+	memset(lost, 0, sizeof(*lost));
 	if (read_number(dir, "abi_version", &version))
-		return fail("%s: no readable abi_version: not a kmemtrace directory", dir);
+		return fail(&td, "%s: no readable abi_version: not a kmemtrace directory", dir);
 	if (version < 1 || version > KMT_ABI_VERSION)
-		return fail("%s: unsupported kmemtrace ABI version %llu", dir, version);
+		return fail(&td, "%s: unsupported kmemtrace ABI version %llu", dir, version);
 	ret = load_dir(dir, &td);
-	if (!ret && !(ret = text_print_header(sink) ? EXIT_RUNTIME : 0))
-		ret = merge_print(&td, sink);
+	if (!ret && sink->ops->begin(sink) < 0)
+		ret = fail(&td, "%s", sink->err);
+	if (!ret)
+		ret = merge(&td, sink);
 	free_dir(&td);
-	if (fflush(sink->out) && !ret)
-		ret = fail("writing output: %s", strerror(errno));
-	read_number(dir, "total_overruns", &lost_bytes);
-	read_number(dir, "total_overrun_events", &lost_events);
-	if (!ret && (lost_bytes || lost_events))
-		fprintf(stderr, "kmemsnoop: this trace lost %llu events (%llu bytes) when recorded\n",
-			lost_events, lost_bytes);
+	/* What was lost when it was recorded is the recording's own. */
+	if (sink->ops->end(sink, &none) < 0 && !ret)
+		ret = fail(&td, "%s", sink->err);
+	read_number(dir, "total_overruns", &lost->bytes);
+	read_number(dir, "total_overrun_events", &lost->events);
 	return ret;
 }

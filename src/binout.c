@@ -8,6 +8,7 @@
 
 #include "binout.h"
 #include "kmemsnoop.h"
+#include "sink.h"
 
 #define FILE_BUFFER (1 << 20)
 
@@ -144,4 +145,70 @@ int binout_close(struct binout *bo, uint64_t lost_bytes, uint64_t lost_events, c
 		ret = write_text_file(bo->dir, "total_overrun_events", lost_events, err, err_size);
 	close_all(bo);
 	return ret;
+}
+
+/* --- the binary sink ----------------------------------------------------------- */
+
+struct binout_sink {
+	struct sink sink;
+	struct binout *bo;
+};
+
+static int binout_sink_begin(struct sink *sk)
+{
+	(void)sk;
+	return 0;
+}
+
+static int binout_sink_record(struct sink *sk, int cpu, const void *data, size_t size,
+			      const struct kmt_event *ev)
+{
+	struct binout_sink *b = (struct binout_sink *)sk;
+
+	(void)ev;
+	return binout_write(b->bo, cpu, data, size, sk->err, sizeof(sk->err)) ? -1 : 0;
+}
+
+static int binout_sink_end(struct sink *sk, const struct sink_losses *lost)
+{
+	struct binout_sink *b = (struct binout_sink *)sk;
+	int ret = binout_close(b->bo, lost->bytes, lost->events, sk->err, sizeof(sk->err));
+
+	b->bo = NULL;
+	return ret ? -1 : 0;
+}
+
+static void binout_sink_destroy(struct sink *sk)
+{
+	struct binout_sink *b = (struct binout_sink *)sk;
+	char ignored[8];
+
+	if (b->bo)
+		binout_close(b->bo, 0, 0, ignored, sizeof(ignored));
+	free(b);
+}
+
+static const struct sink_ops binout_sink_ops = {
+	.begin = binout_sink_begin,
+	.record = binout_sink_record,
+	.end = binout_sink_end,
+	.destroy = binout_sink_destroy,
+};
+
+struct sink *binout_sink_new(const char *dir, int ncpus, char *err, size_t err_size)
+{
+	struct binout_sink *b = calloc(1, sizeof(*b));
+
+	if (!b) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	b->sink.ops = &binout_sink_ops;
+	b->bo = binout_open(dir, ncpus, err, err_size);
+	/* Call sites are only readable with this boot's symbols (KASLR). */
+	if (!b->bo || binout_copy_file(b->bo, "/proc/kallsyms", "kallsyms", err, err_size)) {
+		binout_sink_destroy(&b->sink);
+		return NULL;
+	}
+	return &b->sink;
 }

@@ -25,4 +25,12 @@ int binout_copy_file(struct binout *bo, const char *src, const char *name, char 
 int binout_close(struct binout *bo, uint64_t lost_bytes, uint64_t lost_events, char *err,
 		 size_t err_size);
 
+struct sink;
+
+/*
+ * A sink (sink.h) writing such a directory, with a copy of this boot's
+ * /proc/kallsyms.  NULL with a one-line reason in err.
+ */
+struct sink *binout_sink_new(const char *dir, int ncpus, char *err, size_t err_size);
+
 #endif

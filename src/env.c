@@ -303,14 +303,6 @@ static bool parse_duration(const char *s, double *out)
 	return true;
 }
 
-/* One aggregating mode at a time. */
-static int set_mode(struct env *env, enum kmt_mode mode)
-{
-	if (env->mode != KMT_MODE_STREAM && env->mode != mode)
-		return usage_error("%s", "--allocinfo and --hist cannot be used together");
-	env->mode = mode;
-	return -1;
-}
 
 static bool parse_hist_by(const char *s, enum kmt_hist_by *out)
 {
@@ -341,12 +333,14 @@ static int parse_hist_option(int opt, const char *arg, struct env *env)
 		else
 			return usage_error("invalid --hist '%s': use --hist, --hist=alloc or --hist=req",
 					   arg);
-		return set_mode(env, KMT_MODE_HIST);
+		env->hist = true;
+		break;
 	case OPT_HIST_BY:
 		if (!parse_hist_by(arg, &env->hist_by))
 			return usage_error("invalid --hist-by '%s': use cache, callsite, comm, event or "
 					   "order", arg);
-		return set_mode(env, KMT_MODE_HIST);
+		env->hist = true;
+		break;
 	case OPT_TOP:
 		if (!parse_int_range(arg, 1, MAX_TOP, &env->top))
 			return usage_error("invalid --top '%s': a number from 1 to 10000", arg);
@@ -354,7 +348,8 @@ static int parse_hist_option(int opt, const char *arg, struct env *env)
 		break;
 	case OPT_LIVE:
 		env->live = true;
-		return set_mode(env, KMT_MODE_HIST);
+		env->hist = true;
+		break;
 	case OPT_HIST_KEYS:
 		if (!parse_int_range(arg, 1, MAX_HIST_KEYS, &n))
 			return usage_error("invalid --hist-keys '%s': a number from 1 to 1048576", arg);
@@ -419,7 +414,8 @@ static int parse_one(int opt, const char *arg, struct env *env)
 		if (arg && strcmp(arg, "total") != 0)
 			return usage_error("invalid --allocinfo value '%s': only 'total'", arg);
 		env->ai_total = arg != NULL;
-		return set_mode(env, KMT_MODE_ALLOCINFO);
+		env->allocinfo = true;
+		break;
 	case OPT_STACKS:
 		env->ai_stacks = true;
 		break;
@@ -478,7 +474,7 @@ static int check_allocinfo_options(const struct env *env, bool max_ptrs_set, boo
 			  env->vmlinux ? "--vmlinux" : max_ptrs_set ? "--max-ptrs" :
 			  max_stacks_set ? "--max-stacks" : NULL;
 
-	if (env->mode != KMT_MODE_ALLOCINFO) {
+	if (!env->allocinfo) {
 		if (opt)
 			return usage_error("%s needs --allocinfo", opt);
 		return -1;
@@ -497,7 +493,7 @@ static int check_allocinfo_options(const struct env *env, bool max_ptrs_set, boo
 /* Options that only mean something with --hist. */
 static int check_hist_options(const struct env *env)
 {
-	if (env->mode != KMT_MODE_HIST) {
+	if (!env->hist) {
 		if (env->top_set || env->hist_keys)
 			return usage_error("%s", "--top and --hist-keys go with --hist or --hist-by");
 		return -1;
@@ -527,13 +523,14 @@ static int parse_positionals(int argc, char **argv, struct env *env)
 
 	if (argc == 0)
 		return -1;
-	if (env->mode == KMT_MODE_STREAM)
+	if (!env->hist && !env->allocinfo)
 		return usage_error("unexpected argument '%s'", argv[0]);
 	if (!strcmp(argv[0], "total"))
 		return usage_error("%s", "unexpected argument 'total': write --allocinfo=total");
 	if (!parse_duration(argv[0], &env->interval))
 		return usage_error("invalid interval '%s': seconds, more than 0", argv[0]);
-	if (env->mode == KMT_MODE_HIST && env->interval < MIN_HIST_INTERVAL)
+	env->interval_given = true;
+	if (env->hist && env->interval < MIN_HIST_INTERVAL)
 		return usage_error("invalid interval '%s': seconds, at least 0.1 with --hist", argv[0]);
 	if (argc == 1)
 		return -1;
@@ -570,7 +567,7 @@ int env_parse(int argc, char **argv, struct env *env)
 	ret = parse_positionals(argc - optind, argv + optind, env);
 	if (ret >= 0)
 		return ret;
-	if (env->mode == KMT_MODE_HIST && !env->interval)
+	if (env->hist && !env->interval)
 		env->interval = DEFAULT_HIST_INTERVAL;
 	ret = check_allocinfo_options(env, env->ai_max_ptrs != 0, env->ai_max_stacks != 0);
 	if (ret >= 0)

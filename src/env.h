@@ -7,14 +7,7 @@
 #include <stdint.h>
 
 #include "histmaps.h"
-
-/* Event classes for -e. */
-enum {
-	EV_KMALLOC = 1 << 0,
-	EV_CACHE = 1 << 1,
-	EV_PAGE = 1 << 2,
-	EV_ALL = EV_KMALLOC | EV_CACHE | EV_PAGE,
-};
+#include "kmemsnoop.h"
 
 struct env {
 	int pid;      /* -p: thread group to follow, 0 = all */
@@ -35,8 +28,10 @@ struct env {
 	bool verbose;           /* -v */
 	bool ring_size_set;     /* -b given */
 
-	unsigned char mode;     /* enum kmt_mode */
+	bool hist;              /* --hist, --hist-by, --live */
+	bool allocinfo;         /* --allocinfo (with --hist or alone); neither: stream */
 	double interval;        /* [interval]: seconds between outputs, 0 = at the end */
+	bool interval_given;    /* INTERVAL on the command line (--hist has a default) */
 	unsigned long count;    /* [count]: outputs, then end; 0 = no limit */
 
 	/* --allocinfo */

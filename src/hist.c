@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * --hist: sizes the maps, reads them every interval into a hist_acc, and
- * hands each interval to the text printer or the live view.
+ * The --hist mode: sizes the maps, reads them every interval into a
+ * hist_acc, and hands each interval to the text printer or the live view.
  */
 #include <errno.h>
 #include <poll.h>
@@ -15,7 +15,6 @@
 
 #include "clock.h"
 #include "env.h"
-#include "hist.h"
 #include "histacc.h"
 #include "histfmt.h"
 #include "histtext.h"
@@ -23,6 +22,8 @@
 #include "kmemsnoop.skel.h"
 #include "ksyms.h"
 #include "live.h"
+#include "mode.h"
+#include "session.h"
 
 /* hist_keys: at most this much memory over all CPUs, within these bounds. */
 #define KEYS_MEMORY (32ULL << 20)
@@ -41,7 +42,7 @@ struct hist {
 	unsigned int kinds;
 	struct hist_acc *acc;
 	struct hist_interval iv;
-	struct ksyms *ksyms;
+	struct ksyms *ksyms; /* the session's */
 	struct live *live;
 	struct hist_text_opts text;
 	unsigned int page_shift;
@@ -112,13 +113,14 @@ static unsigned long long key_entries(const struct env *env, int ncpus)
 	return keys < KEYS_MIN ? KEYS_MIN : keys > KEYS_MAX ? KEYS_MAX : keys;
 }
 
-void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, int ncpus)
+static void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, int ncpus)
 {
 	enum kmt_hist_by left, right;
 	unsigned int kinds = bpf_kinds(wanted_kinds(env, &left, &right));
 	unsigned long long keys = key_entries(env, ncpus);
 	unsigned int bits = front_bits(ncpus, keys);
 
+	skel->rodata->do_hist = true;
 	skel->rodata->hist_value = env->hist_value;
 	skel->rodata->hist_key_mask = kinds;
 	if (!kinds)
@@ -194,7 +196,6 @@ static void free_hist(struct hist *h)
 {
 	hist_acc_free(h->acc);
 	hist_interval_free(&h->iv);
-	ksyms_free(h->ksyms);
 	free(h->cpu_buf);
 	free(h->key_buf);
 	free(h->val_buf);
@@ -226,8 +227,8 @@ static int open_view(struct hist *h, enum kmt_hist_by left, enum kmt_hist_by rig
 	return 0;
 }
 
-struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel, int ncpus, char *err,
-		       size_t err_size)
+static struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel, int ncpus,
+			      struct ksyms *ksyms, char *err, size_t err_size)
 {
 	struct hist *h = calloc(1, sizeof(*h));
 	enum kmt_hist_by left, right;
@@ -246,12 +247,8 @@ struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel, int nc
 	h->names_fd = bpf_map__fd(skel->maps.hist_cache_names);
 	h->front_fd = bpf_map__fd(skel->maps.hist_front);
 	h->front_entries = bpf_map__max_entries(skel->maps.hist_front);
-	if (h->kinds & (1U << KMT_BY_CALLSITE)) {
-		h->ksyms = ksyms_load("/proc/kallsyms");
-		if (!h->ksyms)
-			fprintf(stderr, "kmemsnoop: cannot read /proc/kallsyms (%s): call sites show "
-					"as addresses\n", strerror(errno));
-	}
+	if (h->kinds & (1U << KMT_BY_CALLSITE))
+		h->ksyms = ksyms;
 	cfg = (struct hist_acc_config){
 		.kinds = h->kinds, .value = env->hist_value, .page_shift = h->page_shift,
 		.label = label_key, .label_ctx = h,
@@ -270,13 +267,13 @@ struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel, int nc
 	return h;
 }
 
-enum hist_event hist_wait(struct hist *h, int ms)
+static int hist_wait(struct hist *h, int ms)
 {
 	if (h->live)
-		return live_wait(h->live, ms) ? HIST_QUIT : HIST_TIMEOUT;
+		return live_wait(h->live, ms) ? MODE_QUIT : MODE_OK;
 	/* A signal cuts it short: the caller looks at its flags. */
 	poll(NULL, 0, ms);
-	return HIST_TIMEOUT;
+	return MODE_OK;
 }
 
 static int read_cpus(struct hist *h, char *err, size_t err_size)
@@ -415,7 +412,7 @@ static void add_to_run_totals(struct hist *h)
 		h->untracked += iv->untracked[k];
 }
 
-int hist_tick(struct hist *h, unsigned long long missed, char *err, size_t err_size)
+static int hist_tick(struct hist *h, unsigned long long missed, char *err, size_t err_size)
 {
 	double now = now_seconds();
 	int ret;
@@ -438,7 +435,7 @@ int hist_tick(struct hist *h, unsigned long long missed, char *err, size_t err_s
 	}
 	ret = hist_text_print(stdout, &h->iv, &h->text);
 	if (ret == -EPIPE)
-		return HIST_OUTPUT_GONE;
+		return MODE_END;
 	if (ret) {
 		snprintf(err, err_size, "writing output: %s", strerror(-ret));
 		return -1;
@@ -446,7 +443,7 @@ int hist_tick(struct hist *h, unsigned long long missed, char *err, size_t err_s
 	return 0;
 }
 
-void hist_close(struct hist *h)
+static void hist_close(struct hist *h)
 {
 	if (!h)
 		return;
@@ -460,3 +457,128 @@ void hist_close(struct hist *h)
 	fputc('\n', stderr);
 	free_hist(h);
 }
+
+/* --- the mode ---------------------------------------------------------------- */
+
+struct hist_mode {
+	struct mode mode;
+	struct hist *h;
+	bool output_gone;
+};
+
+static struct hist_mode *hist_mode_of(struct mode *m)
+{
+	return (struct hist_mode *)m;
+}
+
+static bool hist_selected(const struct env *env)
+{
+	return env->hist;
+}
+
+static struct mode *hist_create(struct session *s)
+{
+	struct hist_mode *hm = calloc(1, sizeof(*hm));
+
+	if (!hm) {
+		session_fail(s, "out of memory");
+		return NULL;
+	}
+	hm->mode.interval = s->env->interval;
+	return &hm->mode;
+}
+
+static void hist_wants(const struct mode *m, struct bpf_wants *w)
+{
+	const struct env *env = m->session->env;
+
+	w->alloc_classes |= env->events;
+	w->free_classes |= env->events;
+	w->sized_frees = true;
+}
+
+static void hist_mode_configure(struct mode *m, struct kmemsnoop_bpf *skel)
+{
+	hist_configure(skel, m->session->env, m->session->ncpus);
+}
+
+/* Before 6.1 kmem_cache_alloc does not say which cache it allocates from. */
+static void note_kernel_limits(const struct session *s)
+{
+	if ((s->env->events & EV_CACHE) && s->env->hist_by == KMT_BY_CACHE &&
+	    s->kf.cache_alloc_args != KMT_CACHE_ALLOC_CACHE)
+		fprintf(stderr, "kmemsnoop: this kernel's kmem_cache_alloc events do not say "
+				"which cache: slab allocations are counted by object size, "
+				"(cache size N)\n");
+}
+
+static int hist_start(struct mode *m)
+{
+	struct hist_mode *hm = hist_mode_of(m);
+	struct session *s = m->session;
+
+	note_kernel_limits(s);
+	hm->h = hist_open(s->env, s->skel, s->ncpus, session_ksyms(s), s->err, sizeof(s->err));
+	if (!hm->h)
+		return -1;
+	/* Other modes' text would land on the live view's screen. */
+	s->terminal_taken = hm->h->live != NULL;
+	return 0;
+}
+
+static int hist_mode_wait(struct mode *m, int ms)
+{
+	return hist_wait(hist_mode_of(m)->h, ms);
+}
+
+static int hist_mode_tick(struct mode *m)
+{
+	struct hist_mode *hm = hist_mode_of(m);
+	struct session *s = m->session;
+	int ret = hist_tick(hm->h, session_missed(s), s->err, sizeof(s->err));
+
+	if (ret == MODE_END)
+		hm->output_gone = true;
+	return ret;
+}
+
+/* The time since the last tick is shown too, unless COUNT ended the run. */
+static int hist_finish(struct mode *m, bool final)
+{
+	struct hist_mode *hm = hist_mode_of(m);
+	struct session *s = m->session;
+	int ret = 0;
+
+	if (!hm->h)
+		return 0;
+	if (final && !hm->output_gone)
+		ret = hist_tick(hm->h, session_missed(s), s->err, sizeof(s->err)) < 0 ? -1 : 0;
+	hist_close(hm->h);
+	hm->h = NULL;
+	return ret;
+}
+
+/* A run that never finished (an error): no summary. */
+static void hist_destroy(struct mode *m)
+{
+	struct hist_mode *hm = hist_mode_of(m);
+
+	if (hm->h) {
+		live_close(hm->h->live);
+		free_hist(hm->h);
+	}
+	free(hm);
+}
+
+const struct mode_ops hist_mode = {
+	.name = "hist",
+	.selected = hist_selected,
+	.create = hist_create,
+	.wants = hist_wants,
+	.configure = hist_mode_configure,
+	.start = hist_start,
+	.wait = hist_mode_wait,
+	.tick = hist_mode_tick,
+	.finish = hist_finish,
+	.destroy = hist_destroy,
+};

@@ -11,40 +11,9 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
-#include "env.h"
 #include "kernel_features.h"
 #include "kmemsnoop.h"
-
-static const struct {
-	const char *name;
-	unsigned int class;
-} tracepoints[TP_COUNT] = {
-	[TP_KMALLOC] = { "kmalloc", EV_KMALLOC },
-	[TP_KMALLOC_NODE] = { "kmalloc_node", EV_KMALLOC },
-	[TP_KMEM_CACHE_ALLOC] = { "kmem_cache_alloc", EV_CACHE },
-	[TP_KMEM_CACHE_ALLOC_NODE] = { "kmem_cache_alloc_node", EV_CACHE },
-	[TP_KFREE] = { "kfree", EV_KMALLOC },
-	[TP_KMEM_CACHE_FREE] = { "kmem_cache_free", EV_CACHE },
-	[TP_MM_PAGE_ALLOC] = { "mm_page_alloc", EV_PAGE },
-	[TP_MM_PAGE_FREE] = { "mm_page_free", EV_PAGE },
-	[TP_SCHED_PROCESS_FORK] = { "sched_process_fork", 0 },
-	[TP_SCHED_PROCESS_FREE] = { "sched_process_free", 0 },
-};
-
-const char *tracepoint_name(enum kmt_tracepoint tp)
-{
-	return tracepoints[tp].name;
-}
-
-unsigned int tracepoint_class(enum kmt_tracepoint tp)
-{
-	return tracepoints[tp].class;
-}
-
-bool tracepoint_is_free(enum kmt_tracepoint tp)
-{
-	return tp == TP_KFREE || tp == TP_KMEM_CACHE_FREE || tp == TP_MM_PAGE_FREE;
-}
+#include "sources.h"
 
 /* The tracepoint's prototype, or NULL if this kernel has no such tracepoint. */
 static const struct btf_type *tp_proto(const struct btf *btf, const char *tp)
@@ -216,8 +185,8 @@ int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf
 			   size_t err_size)
 {
 	memset(kf, 0, sizeof(*kf));
-	for (int tp = 0; tp < TP_COUNT; tp++)
-		kf->has_tp[tp] = tp_proto(vmlinux, tracepoints[tp].name) != NULL;
+	for (int src = 0; src < SRC_COUNT; src++)
+		kf->has_source[src] = tp_proto(vmlinux, event_sources[src].name) != NULL;
 	if (detect_kmalloc(vmlinux, kf, err, err_size) ||
 	    detect_cache_alloc(vmlinux, kf, err, err_size) ||
 	    detect_cache_free(vmlinux, kf, err, err_size))

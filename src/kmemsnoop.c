@@ -13,10 +13,10 @@
 
 #include "binin.h"
 #include "env.h"
-#include "gfp.h"
 #include "ksyms.h"
+#include "session.h"
+#include "sink.h"
 #include "text.h"
-#include "tracer.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -79,28 +79,55 @@ static int check_tid(const struct env *env)
 	return -1;
 }
 
-/* -i: symbols from the trace's own kallsyms copy, else this boot's. */
-static int print_trace_dir(const char *dir)
+/* -i: symbols from the recording's own kallsyms copy, else this boot's. */
+static struct ksyms *recording_symbols(const char *dir)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	struct text_sink sink = { .out = stdout };
 	char path[4096];
-	int ret;
+	struct ksyms *ks;
 
 	snprintf(path, sizeof(path), "%s/kallsyms", dir);
-	sink.ksyms = ksyms_load(path);
-	if (!sink.ksyms)
-		sink.ksyms = ksyms_load("/proc/kallsyms");
-	sink.gfp = gfp_names_new(btf);
-	if (!sink.gfp) {
+	ks = ksyms_load(path);
+	return ks ? ks : ksyms_load("/proc/kallsyms");
+}
+
+/* -i DIR: the recording as text, as it would have printed live. */
+static int print_recording(const char *dir)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	struct ksyms *ksyms = recording_symbols(dir);
+	struct sink *sink = text_sink_new(stdout, ksyms, btf);
+	struct binin_losses lost;
+	char err[512];
+	int ret = EXIT_OK;
+
+	if (!sink) {
 		fprintf(stderr, "kmemsnoop: out of memory\n");
 		ret = EXIT_RUNTIME;
-	} else {
-		ret = binin_print(dir, &sink);
+	} else if (binin_replay(dir, sink, &lost, err, sizeof(err))) {
+		fprintf(stderr, "kmemsnoop: %s\n", err);
+		ret = EXIT_RUNTIME;
+	} else if (lost.bytes || lost.events) {
+		fprintf(stderr, "kmemsnoop: this trace lost %llu events (%llu bytes) when recorded\n",
+			lost.events, lost.bytes);
 	}
-	gfp_names_free((struct gfp_names *)sink.gfp);
-	ksyms_free(sink.ksyms);
+	if (sink)
+		sink->ops->destroy(sink);
+	ksyms_free(ksyms);
 	btf__free(btf);
+	return ret;
+}
+
+/* A live trace in the modes env selects. */
+static int trace(const struct env *env)
+{
+	struct session s;
+	int ret = EXIT_OK;
+
+	if (session_new(&s, env) || session_setup(&s) || session_run(&s)) {
+		fprintf(stderr, "kmemsnoop: %s\n", s.err);
+		ret = EXIT_RUNTIME;
+	}
+	session_free(&s);
 	return ret;
 }
 
@@ -135,7 +162,7 @@ int main(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	if (env.input_dir)
-		return print_trace_dir(env.input_dir);
+		return print_recording(env.input_dir);
 	if (check_cpu(&env))
 		return EXIT_USAGE;
 	if (check_privileges())
@@ -145,5 +172,5 @@ int main(int argc, char **argv)
 	if (env.tid && check_tid(&env))
 		return EXIT_RUNTIME;
 	set_priority(&env);
-	return tracer_run(&env);
+	return trace(&env);
 }

@@ -16,9 +16,9 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "kmemsnoop.h"
-#include "kmemsnoop.skel.h"
 #include "pfn.h"
+#include "pfn.skel.h"
+#include "pfn_calib.h"
 
 #define CALIB_TOUCH 8
 #define PAGEMAP_PRESENT (1ULL << 63)
@@ -82,48 +82,70 @@ int pfn_pick_base(const __u64 *pages, int npages, const __u64 *pfns, int npfns,
 	return best_votes >= 2 ? 0 : -1;
 }
 
-int pfn_calibrate(struct kmemsnoop_bpf *skel, const struct btf *vmlinux, __u64 *base,
-		  char *err, size_t err_size)
+/* Faults in CALIB_TOUCH pages while the program watches; pages seen, or -1. */
+static int watch_faults(struct pfn_bpf *skel, char *area, long page, char *err, size_t err_size)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	__u64 size, pfns[CALIB_TOUCH];
 	struct bpf_link *link;
-	char *area;
-	int npfns;
 
-	if (page_struct_size(vmlinux, &size)) {
-		snprintf(err, err_size, "no struct page in the kernel's BTF");
+	skel->bss->calib_count = 0;
+	skel->bss->calib_tid = gettid();
+	link = bpf_program__attach(skel->progs.calibrate_pfn);
+	if (!link) {
+		snprintf(err, err_size, "attaching the calibration program: %s", strerror(errno));
 		return -1;
 	}
+	for (int i = 0; i < CALIB_TOUCH; i++)
+		((volatile char *)area)[i * page] = 1;
+	bpf_link__destroy(link);
+	return skel->bss->calib_count;
+}
+
+static int calibrate_with(struct pfn_bpf *skel, __u64 size, __u64 *base, char *err,
+			  size_t err_size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 pfns[CALIB_TOUCH];
+	int npages, npfns;
+	char *area;
+
 	area = mmap(NULL, CALIB_TOUCH * page, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (area == MAP_FAILED) {
 		snprintf(err, err_size, "mmap: %s", strerror(errno));
 		return -1;
 	}
-	skel->bss->calib_count = 0;
-	skel->bss->calib_tid = gettid();
-	link = bpf_program__attach(skel->progs.calibrate_pfn);
-	if (!link) {
-		snprintf(err, err_size, "attaching the calibration program: %s", strerror(errno));
-		munmap(area, CALIB_TOUCH * page);
-		return -1;
-	}
-	for (int i = 0; i < CALIB_TOUCH; i++)
-		((volatile char *)area)[i * page] = 1;
-	bpf_link__destroy(link);
-	skel->bss->calib_tid = 0;
-	npfns = read_pfns(area, page, pfns);
+	npages = watch_faults(skel, area, page, err, err_size);
+	npfns = npages < 0 ? 0 : read_pfns(area, page, pfns);
 	munmap(area, CALIB_TOUCH * page);
+	if (npages < 0)
+		return -1;
 	if (npfns <= 0) {
 		snprintf(err, err_size, "/proc/self/pagemap shows no pfns");
 		return -1;
 	}
-	if (pfn_pick_base(skel->bss->calib_pages, skel->bss->calib_count, pfns, npfns, size,
-			  base)) {
-		snprintf(err, err_size, "no consistent struct page base (%u pages seen)",
-			 skel->bss->calib_count);
+	if (pfn_pick_base(skel->bss->calib_pages, npages, pfns, npfns, size, base)) {
+		snprintf(err, err_size, "no consistent struct page base (%d pages seen)", npages);
 		return -1;
 	}
 	return 0;
+}
+
+int pfn_calibrate(const struct btf *vmlinux, __u64 *base, char *err, size_t err_size)
+{
+	struct pfn_bpf *skel;
+	__u64 size;
+	int ret;
+
+	if (page_struct_size(vmlinux, &size)) {
+		snprintf(err, err_size, "no struct page in the kernel's BTF");
+		return -1;
+	}
+	skel = pfn_bpf__open_and_load();
+	if (!skel) {
+		snprintf(err, err_size, "loading the calibration program: %s", strerror(errno));
+		return -1;
+	}
+	ret = calibrate_with(skel, size, base, err, err_size);
+	pfn_bpf__destroy(skel);
+	return ret;
 }

@@ -6,18 +6,16 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-struct kmemsnoop_bpf;
 struct btf;
 
 /*
  * Finds vmemmap (the address of pfn 0's struct page) by allocating a few
- * pages in this thread while the skeleton's calibrate_pfn program watches,
- * and matching the struct page addresses it sees with the pfns
- * /proc/self/pagemap gives.  Must run after load, before the main programs
- * attach.  Returns 0 and sets *base, or -1 with a reason in err.
+ * pages in this thread while a small BPF program of its own (pfn.bpf.c)
+ * watches, and matching the struct page addresses it sees with the pfns
+ * /proc/self/pagemap gives.  Returns 0 and sets *base, or -1 with a
+ * reason in err.
  */
-int pfn_calibrate(struct kmemsnoop_bpf *skel, const struct btf *vmlinux, __u64 *base,
-		  char *err, size_t err_size);
+int pfn_calibrate(const struct btf *vmlinux, __u64 *base, char *err, size_t err_size);
 
 /* The vmemmap candidate on which most (page address, pfn) pairs agree. */
 int pfn_pick_base(const __u64 *pages, int npages, const __u64 *pfns, int npfns,

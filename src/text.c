@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gfp.h"
 #include "ksyms.h"
 #include "record.h"
+#include "sink.h"
 #include "text.h"
 
 #define GFP_ACCOUNT 0x400000u /* __GFP_ACCOUNT: the same bit on every kernel since 4.x */
@@ -210,4 +212,88 @@ int text_print_event(struct text_sink *sink, const struct kmt_event *ev)
 	if (fwrite(line, 1, len, sink->out) != len)
 		return errno ? -errno : -EIO;
 	return 0;
+}
+
+/* --- the text sink ---------------------------------------------------------- */
+
+struct text_out {
+	struct sink sink;
+	struct text_sink text;
+	struct gfp_names *gfp;
+};
+
+static int text_out_status(struct sink *sk, int err)
+{
+	if (err == -EPIPE)
+		return SINK_GONE;
+	snprintf(sk->err, sizeof(sk->err), "writing output: %s", strerror(-err));
+	return -1;
+}
+
+static int text_out_begin(struct sink *sk)
+{
+	struct text_out *t = (struct text_out *)sk;
+	int ret = text_print_header(&t->text);
+
+	return ret ? text_out_status(sk, errno ? -errno : ret) : 0;
+}
+
+static int text_out_record(struct sink *sk, int cpu, const void *data, size_t size,
+			   const struct kmt_event *ev)
+{
+	struct text_out *t = (struct text_out *)sk;
+	struct kmt_event decoded;
+	int ret;
+
+	(void)cpu;
+	if (!ev) {
+		if (kmt_decode(data, size, &decoded) != KMT_OK) {
+			sk->undecodable++;
+			return 0;
+		}
+		ev = &decoded;
+	}
+	ret = text_print_event(&t->text, ev);
+	return ret ? text_out_status(sk, ret) : 0;
+}
+
+static int text_out_end(struct sink *sk, const struct sink_losses *lost)
+{
+	struct text_out *t = (struct text_out *)sk;
+
+	(void)lost; /* the summary on stderr says it */
+	if (fflush(t->text.out) || ferror(t->text.out))
+		return text_out_status(sk, errno ? -errno : -EIO);
+	return 0;
+}
+
+static void text_out_destroy(struct sink *sk)
+{
+	struct text_out *t = (struct text_out *)sk;
+
+	gfp_names_free(t->gfp);
+	free(t);
+}
+
+static const struct sink_ops text_out_ops = {
+	.begin = text_out_begin,
+	.record = text_out_record,
+	.end = text_out_end,
+	.destroy = text_out_destroy,
+};
+
+struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct btf *vmlinux)
+{
+	struct text_out *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->gfp = gfp_names_new(vmlinux);
+	if (!t->gfp) {
+		free(t);
+		return NULL;
+	}
+	t->sink.ops = &text_out_ops;
+	t->text = (struct text_sink){ .out = out, .ksyms = ksyms, .gfp = t->gfp };
+	return &t->sink;
 }

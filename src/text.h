@@ -5,9 +5,11 @@
 
 #include <stdio.h>
 
+struct btf;
 struct kmt_event;
 struct ksyms;
 struct gfp_names;
+struct sink;
 
 struct text_sink {
 	FILE *out;
@@ -22,5 +24,12 @@ int text_print_event(struct text_sink *sink, const struct kmt_event *ev);
 /* Formats one event line (with its newline) into buf; returns its length. */
 size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, char *buf,
 			 size_t size);
+
+/*
+ * A sink (sink.h) that prints records as text to out, with call sites
+ * named by ksyms (borrowed; NULL: addresses) and GFP flags by the kernel
+ * vmlinux describes (NULL: a built-in table).  NULL when out of memory.
+ */
+struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct btf *vmlinux);
 
 #endif

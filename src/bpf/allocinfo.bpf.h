@@ -46,16 +46,13 @@
  * (ai_stack_map) in which user space finds the first frame outside the
  * page allocator.  With --stacks every allocation is keyed by its stack.
  *
- * Included by kmemsnoop.bpf.c; uses its ARG(), min_size, max_size and
- * page_size.
+ * #included by kmemsnoop.bpf.c, whose handlers call allocinfo_alloc() and
+ * allocinfo_free() when do_allocinfo is set, after their filters.
  */
 #ifndef KMEMSNOOP_ALLOCINFO_BPF_H
 #define KMEMSNOOP_ALLOCINFO_BPF_H
 
 #define AI_EEXIST 17 /* errno EEXIST: BPF programs have no errno.h */
-
-/* kmalloc(0) returns ZERO_SIZE_PTR (16), shared by every caller. */
-#define AI_ZERO_SIZE_PTR 16
 
 /* The BPF program and bpf_trace_run<N>: never the caller (more glue
  * frames, if a kernel has them, are skipped by name in user space). */
@@ -131,20 +128,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kmt_ai_stats);
 } ai_stats SEC(".maps");
-
-/*
- * Tracepoint argument i as a plain number.  With tp_btf a struct page
- * pointer is typed, and the verifier allows no arithmetic on it (nor on
- * its halves spilled to the stack); a copy read by a helper is a number.
- * Only for pages: a page allocation costs microseconds anyway.
- */
-static __always_inline __u64 ai_arg_number(__u64 *ctx, int i)
-{
-	__u64 v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
-	return v;
-}
 
 static __always_inline struct kmt_ai_stats *ai_stats_here(void)
 {
@@ -240,7 +223,7 @@ static __always_inline void ai_count_sub(__u32 idx, __u64 bytes)
 
 static __always_inline struct kmt_ai_bucket *ai_bucket_of(__u64 ptr)
 {
-	__u32 b = (__u32)((ptr * KMT_AI_HASH_MUL) >> (ai_bucket_shift & 63)) & ai_bucket_mask;
+	__u32 b = (__u32)((ptr * KMT_HASH_MUL) >> (ai_bucket_shift & 63)) & ai_bucket_mask;
 
 	return bpf_map_lookup_elem(&ai_table, &b);
 }
@@ -318,7 +301,7 @@ static __always_inline void ai_count_untracked(__u8 type)
 	struct kmt_ai_stats *st = ai_stats_here();
 
 	/* Allocated before the session, or by what the filters left out. */
-	if (st && type < 3)
+	if (st && type < KMT_TYPE_COUNT)
 		__sync_fetch_and_add(&st->untracked_frees[type], 1);
 }
 
@@ -392,15 +375,15 @@ static __always_inline int ai_free_hash(__u8 type, __u64 ptr, __u32 order)
 
 /* --- the handlers' entry points ---------------------------------------------------- */
 
-/* atomic_fetch: a compile-time constant of the entry point (5.12+ only). */
+/*
+ * An allocation that passed the filters.  atomic_fetch: a compile-time
+ * constant of the entry point (5.12+ only); bytes: what it took.
+ */
 static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 type, __u64 site,
-					   __u64 ptr, __u64 bytes_req, __u64 bytes)
+					   __u64 ptr, __u64 bytes)
 {
-
-	if (ptr <= AI_ZERO_SIZE_PTR)
+	if (ptr <= KMT_ZERO_SIZE_PTR)
 		return 0; /* failed, or kmalloc(0): no memory to account */
-	if (bytes_req < min_size || bytes_req > max_size)
-		return 0;
 	if (ai_stacks || type == KMT_TYPE_PAGES) {
 		long id = bpf_get_stackid(ctx, &ai_stack_map, AI_STACK_SKIP);
 
@@ -418,7 +401,9 @@ static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 ty
 /* order: the page order of a page free, 0 otherwise. */
 static __always_inline int allocinfo_free(bool atomic_fetch, __u8 type, __u64 ptr, __u32 order)
 {
-	if (ptr <= AI_ZERO_SIZE_PTR)
+	if (ai_total)
+		return 0; /* the frees are attached for another part, if at all */
+	if (ptr <= KMT_ZERO_SIZE_PTR)
 		return 0;
 	if (atomic_fetch)
 		return ai_free_table(type, ptr, order);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * --hist: count allocations in per-CPU maps by log2 size, nothing sent to
- * user space per event.  #included by kmemsnoop.bpf.c after its helpers;
- * the handlers call hist_alloc()/hist_free() when mode is KMT_MODE_HIST.
+ * user space per event.  #included by kmemsnoop.bpf.c; its handlers call
+ * hist_alloc()/hist_free() when do_hist is set, after their filters.
  *
  * The plain --hist path is one per-CPU array lookup and three adds.  Keys
  * (--hist-by cache/callsite/comm, and the live view's tables) add, per
@@ -107,7 +107,8 @@ static __always_inline void hist_count_key(struct kmt_hist_level *l, struct kmt_
 			hist_note_cache_name(key->id, s, btf);
 		v = bpf_map_lookup_elem(&hist_keys, key);
 		if (!v) {
-			l->untracked[key->kind & 3]++;
+			if (key->kind < KMT_HIST_KEYED_KINDS)
+				l->untracked[key->kind]++;
 			return;
 		}
 	}
@@ -203,16 +204,13 @@ static __always_inline int hist_alloc(__u8 type, __u64 call_site, __u64 ptr, __u
 	return 0;
 }
 
-/* kfree(NULL) and kfree(ZERO_SIZE_PTR) are events that free nothing. */
-#define HIST_ZERO_SIZE_PTR 16
-
 static __always_inline int hist_free(__u8 type, __u64 ptr)
 {
 	__u32 zero = 0;
 	struct kmt_hist_cpu *h;
 	__u64 depth;
 
-	if (type != KMT_TYPE_PAGES && ptr <= HIST_ZERO_SIZE_PTR)
+	if (type != KMT_TYPE_PAGES && ptr <= KMT_ZERO_SIZE_PTR /* frees nothing */)
 		return 0;
 	h = bpf_map_lookup_elem(&hist_cpu, &zero);
 	if (!h)

@@ -14,11 +14,13 @@
 #include <linux/types.h>
 #endif
 
+#include "kmemsnoop.h"
+
 /* log2 buckets of a size: bucket i holds [2^i, 2^(i+1)), bucket 0 also 0;
  * the last also holds everything larger (no allocation is 2 GiB). */
 #define KMT_HIST_SLOTS 32
 /* Allocation types: enum kmt_type_id (kmalloc, cache, pages). */
-#define KMT_HIST_TYPES 3
+#define KMT_HIST_TYPES KMT_TYPE_COUNT
 /*
  * A program interrupted between the load and the store of a per-CPU
  * increment would lose what a program in the interrupt added to the same
@@ -47,6 +49,9 @@ enum kmt_hist_by {
 	KMT_BY_COUNT,
 };
 
+/* The kinds counted per key in BPF: cache, callsite, comm. */
+#define KMT_HIST_KEYED_KINDS (KMT_BY_COMM + 1)
+
 /* Counters of one nesting level on one CPU. */
 struct kmt_hist_level {
 	__u64 slots[KMT_HIST_TYPES][KMT_HIST_SLOTS]; /* successful allocations */
@@ -55,7 +60,7 @@ struct kmt_hist_level {
 	__u64 failed[KMT_HIST_TYPES]; /* allocations that returned NULL */
 	__u64 frees[KMT_HIST_TYPES];  /* frees of a non-NULL pointer */
 	/* Allocations not counted under their key: hist_keys was full. */
-	__u64 untracked[KMT_BY_COMM + 1];
+	__u64 untracked[KMT_HIST_KEYED_KINDS];
 };
 
 /* The value of the one-entry per-CPU array hist_cpu. */
@@ -106,7 +111,7 @@ struct kmt_hist_front {
 /* The hist_front slot of a key, for a table of 1 << bits entries. */
 static inline __u32 kmt_hist_front_slot(__u64 id, __u64 id2, __u8 kind, __u32 bits)
 {
-	__u64 h = (id ^ id2 * 0xc2b2ae3d27d4eb4fULL ^ kind) * 0x9e3779b97f4a7c15ULL;
+	__u64 h = (id ^ id2 * 0xc2b2ae3d27d4eb4fULL ^ kind) * KMT_HASH_MUL;
 
 	return bits ? (__u32)(h >> (64 - bits)) : 0;
 }

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What every part of the BPF object uses: reading tracepoint arguments,
+ * the task and size filters (rodata constants set by user space before
+ * load, so the verifier drops what is not selected), and the current
+ * task's comm.  #included first by kmemsnoop.bpf.c.
+ */
+#ifndef KMEMSNOOP_COMMON_BPF_H
+#define KMEMSNOOP_COMMON_BPF_H
+
+/* Filters and layouts: set before load, constant to the verifier. */
+const volatile bool filter_pid = false;
+const volatile bool filter_tid = false;
+const volatile bool filter_cpu = false;
+const volatile bool filter_comm = false;
+const volatile bool filter_size = false;
+/* Frees pass the size filter when their allocation did (sized_ptrs):
+ * wanted by the modes that filter frees, not by --allocinfo, whose
+ * pointer table already knows which frees to count. */
+const volatile bool sized_frees = false;
+/* kmemsnoop itself: its own output would otherwise feed the trace. */
+const volatile __u32 self_tgid = 0;
+const volatile __u32 target_tid = 0;
+const volatile __u32 target_cpu = 0;
+const volatile char target_comm[KMT_COMM_LEN] = {};
+const volatile __u64 min_size = 0;
+const volatile __u64 max_size = ~0ULL;
+const volatile __u32 page_size = 4096; /* the system's, set by user space */
+const volatile __u8 kmalloc_args = KMT_KMALLOC_NODE;
+const volatile __u8 cache_alloc_args = KMT_CACHE_ALLOC_CACHE;
+const volatile __u8 cache_free_args = KMT_CACHE_FREE_CACHE;
+
+/* -p: the thread groups being traced (the target and its descendants). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+/* --min-size/--max-size: allocations that passed, so their frees pass too. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1); /* sized by user space when sized_frees is set */
+	__type(key, __u64);
+	__type(value, __u8);
+} sized_ptrs SEC(".maps");
+
+/*
+ * Tracepoint argument i.  An opaque load: left to itself, clang merges loads
+ * of different arguments in two branches into one load through a computed
+ * ctx pointer, which the verifier rejects.
+ */
+#define ARG(ctx, i)                                                              \
+	({                                                                       \
+		__u64 __v;                                                       \
+		asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(__v) : "r"(ctx), "i"((i) * 8)); \
+		__v;                                                             \
+	})
+
+/* Read a field of a kernel struct: directly with typed (tp_btf) arguments,
+ * through bpf_probe_read_kernel with raw ones.  'btf' is a compile-time
+ * constant, so each entry point keeps only its own branch. */
+#define KREAD(btf, ptr, field) ((btf) ? (ptr)->field : BPF_CORE_READ(ptr, field))
+
+/*
+ * Tracepoint argument i as a plain number.  With tp_btf a struct page
+ * pointer is typed, and the verifier allows no arithmetic on it (nor on
+ * its halves spilled to the stack); a copy read by a helper is a number.
+ * Only for pages: a page allocation costs microseconds anyway.
+ */
+static __always_inline __u64 arg_number(__u64 *ctx, int i)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
+	return v;
+}
+
+/* The task an event happened in, once it has passed the task filters. */
+struct event_ctx {
+	__u64 pid_tgid;
+	__u32 cpu;
+	void *ring;
+};
+
+static __always_inline bool comm_matches(const char *comm)
+{
+	for (int i = 0; i < KMT_COMM_LEN; i++) {
+		if (comm[i] != target_comm[i])
+			return false;
+		if (!comm[i])
+			return true;
+	}
+	return true;
+}
+
+static __always_inline bool task_passes(struct event_ctx *ev)
+{
+	ev->pid_tgid = bpf_get_current_pid_tgid();
+	ev->cpu = bpf_get_smp_processor_id();
+	if ((__u32)(ev->pid_tgid >> 32) == self_tgid)
+		return false;
+	if (filter_tid && (__u32)ev->pid_tgid != target_tid)
+		return false;
+	if (filter_cpu && ev->cpu != target_cpu)
+		return false;
+	if (filter_pid) {
+		__u32 tgid = ev->pid_tgid >> 32;
+
+		if (!bpf_map_lookup_elem(&traced_tgids, &tgid))
+			return false;
+	}
+	if (filter_comm) {
+		char comm[KMT_COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		if (!comm_matches(comm))
+			return false;
+	}
+	return true;
+}
+
+static __always_inline bool size_passes(__u64 bytes_req)
+{
+	return !filter_size || (bytes_req >= min_size && bytes_req <= max_size);
+}
+
+/* After size_passes(): the free of ptr will pass too. */
+static __always_inline void remember_sized(__u64 ptr)
+{
+	__u8 one = 1;
+
+	if (sized_frees)
+		bpf_map_update_elem(&sized_ptrs, &ptr, &one, BPF_ANY);
+}
+
+static __always_inline bool free_size_passes(__u64 ptr)
+{
+	if (!sized_frees)
+		return true;
+	return bpf_map_delete_elem(&sized_ptrs, &ptr) == 0;
+}
+
+/* Two loads from the task where the kernel hands out typed task pointers
+ * (5.11+); the bpf_get_current_comm() helper costs several times more. */
+static __always_inline void read_comm(char *comm)
+{
+	struct task_struct *task;
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+		bpf_get_current_comm(comm, KMT_COMM_LEN);
+		return;
+	}
+	task = bpf_get_current_task_btf();
+	((__u64 *)comm)[0] = *(__u64 *)&task->comm[0];
+	((__u64 *)comm)[1] = *(__u64 *)&task->comm[8];
+}
+
+#endif /* KMEMSNOOP_COMMON_BPF_H */

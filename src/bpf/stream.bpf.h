@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The stream: one kmemtrace record (kmemtrace.h) per event, written into
+ * the ring buffer of the CPU it happened on.  There is no per-CPU ring
+ * buffer map type: one BPF_MAP_TYPE_RINGBUF per CPU sits in an
+ * ARRAY_OF_MAPS indexed by the CPU, all polled by user space from one
+ * epoll loop.  #included by kmemsnoop.bpf.c; its handlers call the
+ * stream_*() functions below when do_stream is set.
+ */
+#ifndef KMEMSNOOP_STREAM_BPF_H
+#define KMEMSNOOP_STREAM_BPF_H
+
+/* Wake the consumer once per this many records on a CPU. */
+const volatile __u64 wakeup_records = 4096;
+/* Where struct page 0 lives, for page frame numbers: measured by user
+ * space before load (pfn.c), 0 when unknown. */
+const volatile __u64 vmemmap_base = 0;
+
+struct kmt_loss losses[KMT_MAX_CPUS] = {};
+struct kmt_cpu_counters cpu_counters[KMT_MAX_CPUS] = {};
+
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16); /* a template: user space makes the real rings */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* one per possible CPU, set by user space */
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+static __always_inline void count_loss(__u32 cpu, __u32 size)
+{
+	if (cpu >= KMT_MAX_CPUS)
+		return;
+	__sync_fetch_and_add(&losses[cpu].events, 1);
+	__sync_fetch_and_add(&losses[cpu].bytes, size);
+}
+
+static __always_inline void *reserve(struct event_ctx *ev, __u32 size)
+{
+	void *rec;
+
+	ev->ring = bpf_map_lookup_elem(&rings, &ev->cpu);
+	if (!ev->ring) {
+		count_loss(ev->cpu, size);
+		return NULL;
+	}
+	rec = bpf_ringbuf_reserve(ev->ring, size, 0);
+	if (!rec)
+		count_loss(ev->cpu, size);
+	return rec;
+}
+
+/*
+ * Batch wakeups: a wakeup per record would cost more than the record.  A
+ * per-CPU count rather than bpf_ringbuf_query(), which reads the consumer
+ * position another CPU writes: a cache miss per event.
+ */
+static __always_inline void submit(struct event_ctx *ev, void *rec)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct kmt_cpu_counters *cc;
+
+	if (ev->cpu < KMT_MAX_CPUS) {
+		cc = &cpu_counters[ev->cpu];
+		if (++cc->records >= wakeup_records) {
+			cc->records = 0;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+	}
+	bpf_ringbuf_submit(rec, flags);
+}
+
+/*
+ * Sequence numbers count per CPU: one counter for all CPUs was a cache line
+ * every allocating CPU wrote on every event.  Atomic even so, because a
+ * program on another tracepoint can interrupt this one on the same CPU.
+ */
+static __always_inline __s32 next_seq(const struct event_ctx *ev, bool atomic_fetch)
+{
+	__u32 *counter, seq;
+
+	if (ev->cpu >= KMT_MAX_CPUS)
+		return 0;
+	counter = &cpu_counters[ev->cpu].seq;
+	if (atomic_fetch)
+		return __sync_fetch_and_add(counter, 1);
+	/* No fetch-add before 5.12: a nested program may repeat a number. */
+	seq = *counter;
+	__sync_fetch_and_add(counter, 1);
+	return seq;
+}
+
+static __always_inline void fill_core(struct kmt_core *core, const struct event_ctx *ev, __u8 event,
+				      __u8 type, __u16 size, bool atomic_fetch, __u64 call_site,
+				      __u64 ptr)
+{
+	core->event_id = event;
+	core->type_id = type;
+	core->event_size = size;
+	core->seq_num = next_seq(ev, atomic_fetch);
+	core->call_site = call_site;
+	core->ptr = ptr;
+}
+
+static __always_inline void fill_alloc(struct kmt_alloc *a, __u64 req, __u64 alloc, __u32 gfp,
+				       __s32 node)
+{
+	a->bytes_req = req;
+	a->bytes_alloc = alloc;
+	a->gfp_flags = gfp;
+	a->numa_node = node;
+}
+
+static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_feat_task *task,
+					 struct event_ctx *ev)
+{
+	time->size = sizeof(*time);
+	time->id = KMT_FEAT_TIME;
+	time->reserved = 0;
+	time->cpu = ev->cpu;
+	time->timestamp = bpf_ktime_get_ns();
+	task->size = sizeof(*task);
+	task->id = KMT_FEAT_TASK;
+	task->reserved = 0;
+	task->pid = ev->pid_tgid >> 32;
+	task->tid = (__u32)ev->pid_tgid;
+	read_comm(task->comm);
+	task->reserved2 = 0;
+}
+
+static __always_inline void fill_cache_hdr(struct kmt_feat_cache *cache, __u8 flags)
+{
+	cache->size = sizeof(*cache);
+	cache->id = KMT_FEAT_CACHE;
+	cache->flags = flags;
+}
+
+static __always_inline __u32 slab_account_mask(void)
+{
+	if (bpf_core_enum_value_exists(enum _slab_flag_bits, _SLAB_ACCOUNT))
+		return 1U << bpf_core_enum_value(enum _slab_flag_bits, _SLAB_ACCOUNT);
+	return 0x04000000U; /* SLAB_ACCOUNT before slab flags became an enum */
+}
+
+/*
+ * Reading a cache's name is a string copy per event; a small per-CPU table
+ * of the caches seen last turns it into a compare and a copy.
+ */
+#define NAME_SLOTS 64
+
+struct name_slot {
+	__u64 cache;
+	__u32 flags;
+	char name[KMT_CACHE_NAME_LEN];
+};
+
+struct name_table {
+	struct name_slot slot[NAME_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct name_table);
+} cache_names SEC(".maps");
+
+static __always_inline void fill_cache_from_struct(struct kmt_feat_cache *cache,
+						   struct kmem_cache *s, bool btf)
+{
+	__u64 addr = (__u64)s;
+	__u32 zero = 0, flags;
+	struct name_table *table = bpf_map_lookup_elem(&cache_names, &zero);
+	struct name_slot *slot;
+
+	if (!table) {
+		fill_cache_hdr(cache, KMT_CACHE_NO_NAME);
+		cache->name[0] = 0;
+		return;
+	}
+	slot = &table->slot[(addr >> 8 ^ addr >> 16) & (NAME_SLOTS - 1)];
+	if (slot->cache != addr) {
+		/* Invalidate first: a program preempted on this CPU in the
+		 * middle of the refill must not see a half-written name. */
+		slot->cache = 0;
+		flags = KREAD(btf, s, flags);
+		slot->flags = (flags & slab_account_mask()) ? KMT_CACHE_ACCOUNTED : 0;
+		if (bpf_probe_read_kernel_str(slot->name, sizeof(slot->name), KREAD(btf, s, name)) < 0)
+			slot->name[0] = 0;
+		slot->cache = addr;
+	}
+	fill_cache_hdr(cache, slot->flags);
+	__builtin_memcpy(cache->name, slot->name, sizeof(cache->name));
+}
+
+/*
+ * The page pointer is stored, then read back from the ring: with tp_btf it
+ * is a typed pointer the verifier will not do arithmetic on, but a value
+ * loaded from ring memory is a plain number.
+ */
+static __always_inline __u64 page_to_pfn(volatile __u64 *stored_page)
+{
+	__u64 page = *stored_page;
+
+	if (!page)
+		return KMT_PFN_NONE;
+	if (!vmemmap_base) /* calibration failed: said at start */
+		return KMT_PFN_NONE;
+	return (page - vmemmap_base) / bpf_core_type_size(struct page);
+}
+
+static __always_inline void fill_page(struct kmt_feat_page *fp, __u64 *stored_page, __u32 order,
+				      __s32 migratetype)
+{
+	fp->size = sizeof(*fp);
+	fp->id = KMT_FEAT_PAGE;
+	fp->order = order;
+	fp->migratetype = migratetype;
+	fp->pfn = page_to_pfn(stored_page);
+}
+
+
+/* --- one record per event ------------------------------------------------------ */
+
+static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+					   bool has_node, __u64 ptr, __u64 req)
+{
+	struct kmt_rec_kmalloc *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
+	fill_alloc(&rec->alloc, req, ARG(ctx, 3), ARG(ctx, 4), has_node ? (__s32)ARG(ctx, 5) : -1);
+	fill_context(&rec->time, &rec->task, ev);
+	submit(ev, rec);
+}
+
+/* s: the event's cache where it names one, else NULL. */
+static __always_inline void stream_cache_alloc(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+					       bool btf, struct kmem_cache *s, __u64 ptr, __u64 req,
+					       __u64 alloc, __u32 gfp, __s32 node)
+{
+	struct kmt_rec_cache_alloc *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
+	fill_alloc(&rec->alloc, req, alloc, gfp, node);
+	fill_context(&rec->time, &rec->task, ev);
+	if (s) {
+		fill_cache_from_struct(&rec->cache, s, btf);
+	} else {
+		fill_cache_hdr(&rec->cache, KMT_CACHE_NO_NAME);
+		rec->cache.name[0] = 0;
+	}
+	submit(ev, rec);
+}
+
+static __always_inline void stream_kfree(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+					 __u64 ptr)
+{
+	struct kmt_rec_kfree *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
+	fill_context(&rec->time, &rec->task, ev);
+	submit(ev, rec);
+}
+
+static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+					      bool btf, __u64 ptr)
+{
+	struct kmt_rec_cache_free *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
+	fill_context(&rec->time, &rec->task, ev);
+	if (cache_free_args == KMT_CACHE_FREE_CACHE) {
+		fill_cache_from_struct(&rec->cache, (struct kmem_cache *)ARG(ctx, 2), btf);
+	} else if (cache_free_args == KMT_CACHE_FREE_NAME) {
+		fill_cache_hdr(&rec->cache, 0);
+		if (bpf_probe_read_kernel_str(rec->cache.name, sizeof(rec->cache.name),
+					      (const void *)ARG(ctx, 2)) < 0)
+			rec->cache.name[0] = 0;
+	} else {
+		fill_cache_hdr(&rec->cache, KMT_CACHE_NO_NAME);
+		rec->cache.name[0] = 0;
+	}
+	submit(ev, rec);
+}
+
+static __always_inline void stream_page_alloc(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+					      __u32 order, __u64 bytes)
+{
+	struct kmt_rec_page_alloc *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	/* Pages have no call site in this tracepoint: the ABI's 0. */
+	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
+		  ARG(ctx, 0));
+	fill_alloc(&rec->alloc, bytes, bytes, ARG(ctx, 2), -1);
+	fill_context(&rec->time, &rec->task, ev);
+	fill_page(&rec->page, &rec->core.ptr, order, ARG(ctx, 3));
+	submit(ev, rec);
+}
+
+static __always_inline void stream_page_free(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+					     __u32 order)
+{
+	struct kmt_rec_page_free *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
+		  ARG(ctx, 0));
+	fill_context(&rec->time, &rec->task, ev);
+	fill_page(&rec->page, &rec->core.ptr, order, -1);
+	submit(ev, rec);
+}
+
+#endif /* KMEMSNOOP_STREAM_BPF_H */

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The session: see session.h.  Everything here is the same for every
+ * mode; what differs between modes is behind struct mode_ops.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "clock.h"
+#include "env.h"
+#include "kmemsnoop.h"
+#include "kmemsnoop.skel.h"
+#include "ksyms.h"
+#include "pfn.h"
+#include "session.h"
+
+#define POLL_MS 100
+#define SIZE_FILTER_ENTRIES (256 * 1024)
+
+/* Set by SIGINT/SIGTERM: a signal handler can only reach a global. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static bool verbose_libbpf;
+
+/* libbpf talks only under -v: without it, kmemsnoop's own one-line errors. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	(void)level;
+	return verbose_libbpf ? vfprintf(stderr, fmt, args) : 0;
+}
+
+int session_fail(struct session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+struct ksyms *session_ksyms(struct session *s)
+{
+	if (s->ksyms_tried)
+		return s->ksyms;
+	s->ksyms_tried = true;
+	s->ksyms = ksyms_load("/proc/kallsyms");
+	if (!s->ksyms)
+		fprintf(stderr, "kmemsnoop: cannot read /proc/kallsyms (%s): call sites show as "
+				"addresses\n", strerror(errno));
+	return s->ksyms;
+}
+
+/* --- session_new: the kernel ------------------------------------------------ */
+
+static void say_detected(const struct session *s)
+{
+	const struct kernel_features *kf = &s->kf;
+
+	fprintf(stderr, "kmemsnoop: %d CPUs; kmalloc args %s, kmem_cache_alloc args %s, "
+			"kmem_cache_free args %s; atomic fetch %s; tp_btf %s\n", s->ncpus,
+		kf->kmalloc_args == KMT_KMALLOC_NODE ? "with node" : "without node",
+		kf->cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? "with cache" : "with sizes",
+		kf->cache_free_args == KMT_CACHE_FREE_CACHE ? "with cache" :
+		kf->cache_free_args == KMT_CACHE_FREE_NAME ? "with name" : "plain",
+		kf->atomic_fetch ? "yes" : "no (sequence numbers may repeat)",
+		kf->tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)");
+}
+
+int session_new(struct session *s, const struct env *env)
+{
+	/* SA_RESTART: a signal must not cut a write to the output short;
+	 * epoll_wait and sleeps still return early, so the loop sees it. */
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	char why[256];
+
+	memset(s, 0, sizeof(*s));
+	s->env = env;
+	verbose_libbpf = env->verbose;
+	libbpf_set_print(libbpf_print);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	s->vmlinux = btf__load_vmlinux_btf();
+	if (!s->vmlinux)
+		return session_fail(s, "cannot read the kernel's BTF (/sys/kernel/btf/vmlinux): %s; "
+				       "kmemsnoop needs CONFIG_DEBUG_INFO_BTF=y", strerror(errno));
+	if (kernel_features_detect(s->vmlinux, &s->kf, why, sizeof(why)))
+		return session_fail(s, "%s", why);
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0)
+		return session_fail(s, "cannot count the CPUs: %s", strerror(-s->ncpus));
+	if (s->ncpus > KMT_MAX_CPUS)
+		return session_fail(s, "%d CPUs: kmemsnoop handles at most %d", s->ncpus,
+				    KMT_MAX_CPUS);
+	if (env->verbose)
+		say_detected(s);
+	return 0;
+}
+
+/* --- session_setup: modes, the BPF object, attach ---------------------------- */
+
+static int create_modes(struct session *s)
+{
+	static const struct mode_ops *const all[] = { &stream_mode, &hist_mode, &allocinfo_mode };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		struct mode *m;
+
+		if (!all[i]->selected(s->env))
+			continue;
+		m = all[i]->create(s);
+		if (!m)
+			return -1;
+		m->ops = all[i];
+		m->session = s;
+		s->modes[s->nmodes++] = m;
+		m->ops->wants(m, &s->wants);
+	}
+	return 0;
+}
+
+bool session_source_wanted(const struct session *s, enum kmt_source src)
+{
+	const struct event_source *es = &event_sources[src];
+
+	if (!s->kf.has_source[src])
+		return false;
+	switch (es->role) {
+	case ROLE_TASK:
+		return s->env->pid != 0; /* fork and exit follow -p */
+	case ROLE_ALLOC:
+		return (s->wants.alloc_classes & es->class) != 0;
+	case ROLE_FREE:
+		return (s->wants.free_classes & es->class) != 0;
+	}
+	return false;
+}
+
+static const char *const prog_prefix[2][2] = {
+	/* [raw_tp][no atomic fetch] */
+	{ "tp_", "tpc_" },
+	{ "raw_", "rawc_" },
+};
+
+static struct bpf_program *source_prog(const struct session *s, enum kmt_source src)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s%s", prog_prefix[s->raw_tp][!s->kf.atomic_fetch],
+		 event_sources[src].name);
+	return bpf_object__find_program_by_name(s->skel->obj, name);
+}
+
+static void choose_programs(struct session *s)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, s->skel->obj)
+		bpf_program__set_autoload(prog, false);
+	for (int src = 0; src < SRC_COUNT; src++)
+		if (session_source_wanted(s, src))
+			bpf_program__set_autoload(source_prog(s, src), true);
+}
+
+/* Page frame numbers need vmemmap's address, measured once before load. */
+static void calibrate_pages(struct session *s)
+{
+	char why[256];
+
+	if (!s->wants.pfns)
+		return;
+	if (pfn_calibrate(s->vmlinux, &s->vmemmap_base, why, sizeof(why))) {
+		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): pfn= shows "
+				"0xffffffffffffffff\n", why);
+		return;
+	}
+	if (s->env->verbose)
+		fprintf(stderr, "kmemsnoop: struct page array at 0x%llx\n", s->vmemmap_base);
+}
+
+/* What every mode shares: the filters and the kernel's layouts. */
+static void configure_common(struct session *s)
+{
+	const struct env *env = s->env;
+	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
+
+	ro->self_tgid = getpid();
+	ro->filter_pid = env->pid != 0;
+	ro->filter_tid = env->tid != 0;
+	ro->target_tid = env->tid;
+	ro->filter_cpu = env->cpu >= 0;
+	ro->target_cpu = env->cpu;
+	ro->filter_comm = env->comm[0] != 0;
+	memcpy((char *)ro->target_comm, env->comm, sizeof(env->comm));
+	ro->filter_size = env->size_filter;
+	ro->min_size = env->min_size;
+	ro->max_size = env->max_size;
+	ro->sized_frees = env->size_filter && s->wants.sized_frees;
+	ro->page_size = sysconf(_SC_PAGESIZE);
+	ro->event_classes = env->events;
+	ro->kmalloc_args = s->kf.kmalloc_args;
+	ro->cache_alloc_args = s->kf.cache_alloc_args;
+	ro->cache_free_args = s->kf.cache_free_args;
+	ro->vmemmap_base = s->vmemmap_base;
+	if (ro->sized_frees)
+		bpf_map__set_max_entries(s->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
+}
+
+static int add_target(struct session *s)
+{
+	__u32 tgid = s->env->pid;
+	__u8 one = 1;
+
+	if (!tgid)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced_tgids), &tgid, &one, BPF_ANY))
+		return session_fail(s, "adding PID %u to the filter: %s", tgid, strerror(errno));
+	return 0;
+}
+
+/* In table order: the task sources first. */
+static int attach_all(struct session *s)
+{
+	for (int src = 0; src < SRC_COUNT; src++) {
+		if (!session_source_wanted(s, src))
+			continue;
+		s->links[src] = bpf_program__attach(source_prog(s, src));
+		if (!s->links[src])
+			return session_fail(s, "attaching to %s (%s): %s", event_sources[src].name,
+					    s->raw_tp ? "raw_tp" : "tp_btf", strerror(errno));
+	}
+	return 0;
+}
+
+static void detach_all(struct session *s)
+{
+	for (int src = 0; src < SRC_COUNT; src++) {
+		bpf_link__destroy(s->links[src]);
+		s->links[src] = NULL;
+	}
+}
+
+static void unload(struct session *s)
+{
+	detach_all(s);
+	kmemsnoop_bpf__destroy(s->skel);
+	s->skel = NULL;
+}
+
+static int load_and_attach(struct session *s)
+{
+	int err;
+
+	s->skel = kmemsnoop_bpf__open();
+	if (!s->skel)
+		return session_fail(s, "opening the BPF object: %s", strerror(errno));
+	configure_common(s);
+	for (int i = 0; i < s->nmodes; i++)
+		s->modes[i]->ops->configure(s->modes[i], s->skel);
+	choose_programs(s);
+	err = kmemsnoop_bpf__load(s->skel);
+	if (err)
+		return session_fail(s, "loading the BPF programs (%s): %s%s",
+				    s->raw_tp ? "raw_tp" : "tp_btf", strerror(-err),
+				    s->env->verbose ? "" : " (-v shows why)");
+	for (int i = 0; i < s->nmodes; i++)
+		if (s->modes[i]->ops->loaded && s->modes[i]->ops->loaded(s->modes[i]))
+			return -1;
+	if (add_target(s))
+		return -1;
+	return attach_all(s);
+}
+
+/* tp_btf first; raw_tp if this kernel will not load or attach it. */
+static int load_with_fallback(struct session *s)
+{
+	char first_err[sizeof(s->err)], second_err[sizeof(s->err)];
+
+	/* No tp_btf program of ours loads where it cannot read void *. */
+	s->raw_tp = s->env->force_raw_tp || !s->kf.tp_btf_void_arg;
+	if (!load_and_attach(s))
+		return 0;
+	if (s->raw_tp)
+		return -1;
+	memcpy(first_err, s->err, sizeof(first_err));
+	unload(s);
+	s->raw_tp = true;
+	if (load_and_attach(s)) {
+		memcpy(second_err, s->err, sizeof(second_err));
+		return session_fail(s, "%s; with raw_tp: %s", first_err, second_err);
+	}
+	fprintf(stderr, "kmemsnoop: tp_btf unavailable (%s); using raw_tp\n", first_err);
+	return 0;
+}
+
+static void announce_tracing(const struct session *s)
+{
+	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
+		s->env->pid ? " of the process and its children" : "");
+}
+
+int session_setup(struct session *s)
+{
+	if (create_modes(s))
+		return -1;
+	calibrate_pages(s);
+	if (load_with_fallback(s))
+		return -1;
+	announce_tracing(s);
+	for (int i = 0; i < s->nmodes; i++)
+		if (s->modes[i]->ops->start && s->modes[i]->ops->start(s->modes[i]))
+			return -1;
+	return 0;
+}
+
+/* --- session_run: one loop for every mode ------------------------------------ */
+
+unsigned long long session_missed(const struct session *s)
+{
+	unsigned long long misses = 0;
+
+	for (int src = 0; src < SRC_COUNT; src++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!session_source_wanted(s, src))
+			continue;
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(source_prog(s, src)), &info, &len))
+			misses += info.recursion_misses;
+	}
+	return misses;
+}
+
+static bool traced_processes_gone(const struct session *s)
+{
+	__u32 key;
+
+	if (!s->env->pid)
+		return false;
+	return bpf_map_get_next_key(bpf_map__fd(s->skel->maps.traced_tgids), NULL, &key) &&
+	       errno == ENOENT;
+}
+
+/* The mode that waits for the loop (rings, keys), if any. */
+static struct mode *waiting_mode(const struct session *s)
+{
+	for (int i = 0; i < s->nmodes; i++)
+		if (s->modes[i]->ops->wait)
+			return s->modes[i];
+	return NULL;
+}
+
+static int sleep_ms(int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL); /* a signal ends it early: the loop looks */
+	return MODE_OK;
+}
+
+/* Milliseconds to wait: until the next tick or the deadline, at most POLL_MS. */
+static int wait_ms(const struct session *s, double now, double deadline)
+{
+	double until = deadline, left_ms;
+
+	for (int i = 0; i < s->nmodes; i++)
+		if (s->modes[i]->interval && (!until || s->modes[i]->next < until))
+			until = s->modes[i]->next;
+	if (!until)
+		return POLL_MS;
+	/* Clamped as a double: INTERVAL may be far beyond INT_MAX ms. */
+	left_ms = (until - now) * 1000;
+	return left_ms <= 0 ? 0 : left_ms >= POLL_MS ? POLL_MS : (int)left_ms + 1;
+}
+
+/*
+ * Ticks the modes whose interval has come.  MODE_OK, MODE_END (a reader
+ * went away), 1 + MODE_END when every ticking mode has done COUNT ticks,
+ * or -1.
+ */
+enum { TICKS_COUNTED = MODE_END + 1 };
+
+static int tick_due(struct session *s, double now)
+{
+	unsigned long count = s->env->count;
+	bool ticking = false, all_counted = true;
+
+	for (int i = 0; i < s->nmodes; i++) {
+		struct mode *m = s->modes[i];
+		int ret;
+
+		if (!m->interval)
+			continue;
+		ticking = true;
+		if (now >= m->next) {
+			ret = m->ops->tick(m);
+			if (ret)
+				return ret;
+			m->ticks++;
+			/* After a stall (suspend, SIGSTOP), no burst of catch-up ticks. */
+			m->next = m->next + m->interval > now ? m->next + m->interval :
+								now + m->interval;
+		}
+		if (!count || m->ticks < count)
+			all_counted = false;
+	}
+	return ticking && all_counted ? TICKS_COUNTED : MODE_OK;
+}
+
+static int loop(struct session *s)
+{
+	struct mode *waiter = waiting_mode(s);
+	double start = now_seconds();
+	double deadline = s->env->duration ? start + s->env->duration : 0;
+	int ret = MODE_OK;
+
+	for (int i = 0; i < s->nmodes; i++)
+		s->modes[i]->next = start + s->modes[i]->interval;
+	while (!stop_requested) {
+		double now = now_seconds();
+		int ms = wait_ms(s, now, deadline);
+
+		ret = waiter ? waiter->ops->wait(waiter, ms) : sleep_ms(ms);
+		if (ret)
+			break;
+		now = now_seconds();
+		if (stop_requested || (deadline && now >= deadline))
+			break;
+		if (traced_processes_gone(s)) {
+			s->target_gone = true;
+			break;
+		}
+		ret = tick_due(s, now);
+		if (ret)
+			break;
+	}
+	if (ret < 0)
+		return -1;
+	/* After COUNT ticks the last tick was the last output. */
+	s->counted_out = ret == TICKS_COUNTED;
+	return 0;
+}
+
+/* Detach first: the modes' last reading then has everything.  Every mode
+ * closes its output even after a failure; the first failure is kept. */
+static int finish(struct session *s, int ret)
+{
+	char first[sizeof(s->err)];
+
+	memcpy(first, s->err, sizeof(first));
+	detach_all(s);
+	for (int i = 0; i < s->nmodes; i++) {
+		if (!s->modes[i]->ops->finish(s->modes[i], !s->counted_out) || ret)
+			continue;
+		memcpy(first, s->err, sizeof(first));
+		ret = -1;
+	}
+	if (s->target_gone)
+		fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", s->env->pid);
+	memcpy(s->err, first, sizeof(first));
+	return ret;
+}
+
+int session_run(struct session *s)
+{
+	return finish(s, loop(s));
+}
+
+void session_free(struct session *s)
+{
+	detach_all(s);
+	for (int i = 0; i < s->nmodes; i++)
+		s->modes[i]->ops->destroy(s->modes[i]);
+	s->nmodes = 0;
+	kmemsnoop_bpf__destroy(s->skel);
+	s->skel = NULL;
+	ksyms_free(s->ksyms);
+	s->ksyms = NULL;
+	btf__free(s->vmlinux);
+	s->vmlinux = NULL;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A tracing session, the same for every mode, in named phases:
+ *
+ *   session_new      the kernel: BTF, its features, the CPUs
+ *   session_setup    the modes' state; the BPF object opened, configured
+ *                    (common filters, then each mode), loaded with tp_btf
+ *                    or, where the kernel will not, raw_tp; -p's target
+ *                    added; the sources every mode wants attached
+ *   session_run      one loop for every mode: intervals, COUNT, -d, signals,
+ *                    the -p processes gone, no burst of catch-up ticks;
+ *                    then detach, and each mode's last output and summary
+ *   session_free
+ *
+ * Modes see the session through the fields below and the functions of
+ * this header; they never see each other.
+ */
+#ifndef KMEMSNOOP_SESSION_H
+#define KMEMSNOOP_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernel_features.h"
+#include "mode.h"
+
+struct btf;
+struct env;
+struct ksyms;
+struct kmemsnoop_bpf;
+struct bpf_link;
+
+#define SESSION_MAX_MODES 3
+
+struct session {
+	/* What modes may read. */
+	const struct env *env;
+	struct btf *vmlinux;
+	struct kernel_features kf;
+	int ncpus;
+	bool raw_tp;                 /* the programs loaded are raw_tp */
+	struct kmemsnoop_bpf *skel;  /* after session_setup */
+	struct bpf_wants wants;      /* the union of the modes' */
+	bool terminal_taken;         /* a full-screen view owns stdout until finish */
+
+	/* The session's own. */
+	struct mode *modes[SESSION_MAX_MODES];
+	int nmodes;
+	struct bpf_link *links[SRC_COUNT];
+	unsigned long long vmemmap_base;
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+	bool target_gone;
+	bool counted_out;            /* the run ended after COUNT ticks */
+	char err[512];
+};
+
+/* Each phase: 0, or -1 with the reason in s->err. */
+int session_new(struct session *s, const struct env *env);
+int session_setup(struct session *s);
+int session_run(struct session *s);
+/* After any phase, failed or not. */
+void session_free(struct session *s);
+
+/* Records a one-line reason; returns -1. */
+__attribute__((format(printf, 2, 3))) int session_fail(struct session *s, const char *fmt, ...);
+
+/* The kernel's symbols, loaded once (NULL when unreadable: said once). */
+struct ksyms *session_ksyms(struct session *s);
+
+/* Events the kernel skipped because the same program was running on their
+ * CPU (an allocation in an interrupt during one), over every program. */
+unsigned long long session_missed(const struct session *s);
+
+/* Whether the source is attached in this session. */
+bool session_source_wanted(const struct session *s, enum kmt_source src);
+
+#endif /* KMEMSNOOP_SESSION_H */
