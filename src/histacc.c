@@ -102,7 +102,7 @@ void hist_acc_add_cpu(struct hist_acc *acc, const struct kmt_hist_cpu *cpu)
 
 static size_t key_hash(const struct kmt_hist_key *k)
 {
-	__u64 h = k->id * 0x9e3779b97f4a7c15ULL ^ k->id2 * 0xc2b2ae3d27d4eb4fULL ^ k->kind;
+	__u64 h = k->id * KMT_HASH_MUL ^ k->id2 * KMT_HASH_MUL2 ^ k->kind;
 
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ULL;

@@ -29,6 +29,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/types.h>
+
+#include "kmemsnoop.h"
+
 #define KSYMS_PAGE 4096ULL
 #define KSYMS_READ_CHUNK (1u << 20)
 #define KSYMS_CACHE_BITS 11
@@ -384,7 +388,7 @@ static size_t format_uncached(const struct ksyms *ks, unsigned long long addr,
 static struct ksyms_slot *slot_for(struct ksyms *ks, unsigned long long addr)
 {
 	/* Fibonacci hashing: call sites differ in low and high bits alike. */
-	unsigned long long h = addr * 0x9e3779b97f4a7c15ULL;
+	unsigned long long h = addr * KMT_HASH_MUL;
 
 	return &ks->cache[h >> (64 - KSYMS_CACHE_BITS)];
 }

@@ -111,7 +111,7 @@ struct kmt_hist_front {
 /* The hist_front slot of a key, for a table of 1 << bits entries. */
 static inline __u32 kmt_hist_front_slot(__u64 id, __u64 id2, __u8 kind, __u32 bits)
 {
-	__u64 h = (id ^ id2 * 0xc2b2ae3d27d4eb4fULL ^ kind) * KMT_HASH_MUL;
+	__u64 h = (id ^ id2 * KMT_HASH_MUL2 ^ kind) * KMT_HASH_MUL;
 
 	return bits ? (__u32)(h >> (64 - bits)) : 0;
 }

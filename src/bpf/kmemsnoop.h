@@ -24,8 +24,10 @@ enum kmt_event_class {
 	EV_ALL = (1 << KMT_TYPE_COUNT) - 1,
 };
 
-/* The multiplier of every multiplicative hash (2^64 / the golden ratio). */
+/* The multiplier of every multiplicative hash (2^64 / the golden ratio),
+ * and a second odd one that mixes in a second word. */
 #define KMT_HASH_MUL 0x9e3779b97f4a7c15ULL
+#define KMT_HASH_MUL2 0xc2b2ae3d27d4eb4fULL
 
 /* kmalloc(0) returns ZERO_SIZE_PTR (16): no memory, shared by every caller;
  * kfree() of it, like kfree(NULL), frees nothing. */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# (d) Binary output.  Two kmemsnoop instances trace the same workload at the
+# Binary output.  Two kmemsnoop instances trace the same workload at the
 # same time: one writes kmemtrace files with -o DIR, the other prints text.
 # "kmemsnoop -i DIR" must print the same events as the text instance
 # (compared as sorted multisets of lines with the timestamp removed: each

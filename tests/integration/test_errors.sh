@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# (f) Error handling: bad usage exits 2 with one "kmemsnoop: " line; an
+# Error handling: bad usage exits 2 with one "kmemsnoop: " line; an
 # unwritable -o directory and an unprivileged user fail with one line;
 # -i on damaged directories fails cleanly (no crash, no hang); -d ends the
 # trace by itself with a summary; SIGTERM ends it cleanly.

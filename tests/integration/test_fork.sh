@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# (c) "kmemsnoop -p PID" follows children forked after it started.  The
+# "kmemsnoop -p PID" follows children forked after it started.  The
 # workload sends 10 messages of 200 bytes itself (load_msg bytes_req=248),
 # then forks a child that sends 30 messages of 100 bytes (bytes_req=148)
 # and exits.  The kernel's own view (a tracefs instance following the same

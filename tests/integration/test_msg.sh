@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# (a) Exact kmalloc/kfree events of SysV messages under "kmemsnoop -p PID".
+# Exact kmalloc/kfree events of SysV messages under "kmemsnoop -p PID".
 # For each SIZE the workload sends and receives COUNT messages; every
 # msgsnd is one kmalloc from load_msg+ with bytes_req = 48 + SIZE (split in
 # pieces above 4048 bytes: see tests/workload.c) and every msgrcv frees

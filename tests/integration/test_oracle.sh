@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# (e) kmemsnoop against the kernel's own trace.  A private tracefs instance
+# kmemsnoop against the kernel's own trace.  A private tracefs instance
 # records the six kmem tracepoints filtered on the workload's pid over the
 # same window as "kmemsnoop -p PID" (both start before the workload is let
 # go and stop after it has exited).  When kmemsnoop lost nothing, both

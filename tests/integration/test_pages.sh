@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# (g) Page allocator events.  The workload writes PAGES pages into a pipe
+# Page allocator events.  The workload writes PAGES pages into a pipe
 # (one order-0 page each, GFP_HIGHUSER|__GFP_ACCOUNT, see workload.c),
 # reads them back and closes it.  kmemsnoop -p PID and the kernel's own
 # trace (tracefs, same pid, same window) must agree on the page events:

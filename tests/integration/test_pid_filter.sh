@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# (b) "kmemsnoop -p PID" shows the workload's events and nothing of the
+# "kmemsnoop -p PID" shows the workload's events and nothing of the
 # other processes allocating at the same time: two noise workloads send
 # messages of another size (333 bytes: load_msg bytes_req=381) and open
 # files all along.  A tracefs instance filtered on the noise pids proves
