@@ -40,7 +40,6 @@ USAGE_CASES=(
 	"with_buffer|--hist -b 1M"
 	"keys_zero|--hist --hist-keys 0"
 	"keys_alone|--hist-keys 10"
-	"with_allocinfo|--hist --allocinfo"
 )
 TESTS=(msg.clean_end msg.alloc msg.req msg.min_size
 	oracle.event oracle.frees oracle.order oracle.cache oracle.cache_names oracle.callsite oracle.comm
