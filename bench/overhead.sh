@@ -14,7 +14,12 @@
 # Run as root after make: sudo make bench.  Environment:
 #   ROUNDS (5), SECONDS_PER_RUN (3), WORKLOADS ("openclose pages threads"),
 #   VARIANTS (all available of: untraced floor text binary allocinfo hist
-#   live ftrace perf bpftrace), KEEP=1 keeps the scratch directory.
+#   live both ftrace perf bpftrace; "both" is --hist --allocinfo in one
+#   run), KEEP=1 keeps the scratch directory.
+#   BASELINE=PATH: another kmemsnoop binary (e.g. a build of the previous
+#   commit); each kmemsnoop variant V then also runs with it as V@base, in
+#   the same rounds, so that a change is measured against its parent on
+#   the same machine at the same time.
 # A peer tool that is not installed is left out with a note on stderr.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -43,10 +48,17 @@ trap cleanup EXIT
 
 has_mode() { "$KS" --help 2>/dev/null | grep -q -- "--$1"; }
 
+# Variants run by kmemsnoop, whose @base twins run BASELINE.
+is_kmemsnoop_variant() {
+	case ${1%@base} in text | binary | allocinfo | hist | live | both) return 0 ;; esac
+	return 1
+}
+
 available_variants() {
 	local v=("untraced" "floor" "text" "binary")
 	has_mode allocinfo && v+=(allocinfo) || echo "bench: kmemsnoop has no --allocinfo yet" >&2
 	has_mode hist && v+=(hist live) || echo "bench: kmemsnoop has no --hist yet" >&2
+	"$KS" --hist --allocinfo -d 0.1 >/dev/null 2>&1 && v+=(both)
 	if mountpoint -q "$TRACEFS" || mount -t tracefs nodev "$TRACEFS" 2>/dev/null; then
 		v+=(ftrace)
 	else
@@ -72,15 +84,17 @@ wait_for() {
 # stops it, waits for it, and sets COUNTS to "EVENTS LOST" ("-" for what a
 # tool does not report).  Not in $(...): a subshell cannot wait for PID.
 
+# start_kmemsnoop VARIANT [BINARY]
 start_kmemsnoop() {
-	local err=$tmp/ks.err
+	local err=$tmp/ks.err ks=${2:-$KS}
 	case $1 in
-	text) "$KS" >/dev/null 2>"$err" & ;;
-	binary) rm -rf "$tmp/trace"; "$KS" -o "$tmp/trace" 2>"$err" & ;;
-	allocinfo) "$KS" --allocinfo >/dev/null 2>"$err" & ;;
-	hist) "$KS" --hist >/dev/null 2>"$err" & ;;
+	text) "$ks" >/dev/null 2>"$err" & ;;
+	binary) rm -rf "$tmp/trace"; "$ks" -o "$tmp/trace" 2>"$err" & ;;
+	allocinfo) "$ks" --allocinfo >/dev/null 2>"$err" & ;;
+	hist) "$ks" --hist >/dev/null 2>"$err" & ;;
 	# The live view drawn into /dev/null: its two tables count by key.
-	live) TERM=xterm "$KS" --hist --live >/dev/null 2>"$err" & ;;
+	live) TERM=xterm "$ks" --hist --live >/dev/null 2>"$err" & ;;
+	both) "$ks" --hist --allocinfo >/dev/null 2>"$err" & ;;
 	esac
 	PID=$!
 	wait_for "$err" Tracing
@@ -91,7 +105,7 @@ stop_kmemsnoop() {
 	grep VmHWM "/proc/$PID/status" | awk '{ print $2 }' >>"$tmp/hwm.$1"
 	kill -INT "$PID"
 	wait "$PID"
-	case $1 in
+	case ${1%@base} in
 	text | binary)
 		COUNTS=$(sed -n 's/^kmemsnoop: \([0-9]*\) events written, \([0-9]*\) lost.*/\1 \2/p' "$err")
 		[ -n "$COUNTS" ] || { echo "bench: no summary from kmemsnoop:" >&2; cat "$err" >&2; return 1; } ;;
@@ -176,7 +190,11 @@ run_variant() {
 	COUNTS="- -"
 	case $v in
 	untraced) ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads") ;;
-	text | binary | allocinfo | hist | live)
+	*@base)
+		start_kmemsnoop "${v%@base}" "$BASELINE" || return 1
+		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
+		stop_kmemsnoop "$v" || return 1 ;;
+	text | binary | allocinfo | hist | live | both)
 		start_kmemsnoop "$v" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
@@ -197,6 +215,7 @@ median() {
 
 label() {
 	case $1 in
+	*@base) echo "$(label "${1%@base}") (base)" ;;
 	untraced) echo "untraced" ;;
 	floor) echo "empty BPF programs (floor)" ;;
 	text) echo "kmemsnoop > /dev/null" ;;
@@ -204,6 +223,7 @@ label() {
 	allocinfo) echo "kmemsnoop --allocinfo" ;;
 	hist) echo "kmemsnoop --hist" ;;
 	live) echo "kmemsnoop --hist live view" ;;
+	both) echo "kmemsnoop --hist --allocinfo" ;;
 	ftrace) echo "ftrace, trace_pipe" ;;
 	perf) echo "perf kmem record" ;;
 	bpftrace) echo "bpftrace, count()" ;;
@@ -223,14 +243,14 @@ report_workload() {
 	base=$(median "$wl" untraced)
 	echo
 	echo "$(describe "$wl"): ops/s, medians of $ROUNDS rounds of ${SECONDS_PER_RUN}s"
-	printf "%-28s %12s %8s %14s %12s\n" tracer ops/s ratio "events (sum)" "lost (sum)"
+	printf "%-36s %12s %8s %14s %12s\n" tracer ops/s ratio "events (sum)" "lost (sum)"
 	for v in "${VARIANTS_RUN[@]}"; do
 		ops=$(median "$wl" "$v")
 		[ -n "$ops" ] || continue
 		awk -v w="$wl" -v v="$v" -v l="$(label "$v")" -v o="$ops" -v b="$base" '
 			$1 == w && $2 == v { if ($4 == "-") e = "-"; else e += $4
 			                     if ($5 == "-") x = "-"; else x += $5 }
-			END { printf "%-28s %12d %7.1f%% %14s %12s\n", l, o, 100 * o / b, e, x }' \
+			END { printf "%-36s %12d %7.1f%% %14s %12s\n", l, o, 100 * o / b, e, x }' \
 			"$tmp/results"
 	done
 }
@@ -254,6 +274,16 @@ report_user_space() {
 }
 
 read -r -a VARIANTS_RUN <<<"${VARIANTS:-$(available_variants)}"
+if [ -n "${BASELINE:-}" ]; then
+	[ -x "$BASELINE" ] || die "BASELINE=$BASELINE is not an executable"
+	with_base=()
+	for v in "${VARIANTS_RUN[@]}"; do
+		with_base+=("$v")
+		# A baseline without --hist --allocinfo together has no "both".
+		if is_kmemsnoop_variant "$v" && [ "$v" != both ]; then with_base+=("$v@base"); fi
+	done
+	VARIANTS_RUN=("${with_base[@]}")
+fi
 echo "bench: $(uname -r), $NCPU CPUs; workloads: $WORKLOADS; variants: ${VARIANTS_RUN[*]}" >&2
 : >"$tmp/results"
 for r in $(seq "$ROUNDS"); do

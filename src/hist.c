@@ -121,6 +121,7 @@ static void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, in
 	unsigned int bits = front_bits(ncpus, keys);
 
 	skel->rodata->do_hist = true;
+	skel->rodata->filtered_free_classes = env->events;
 	skel->rodata->hist_value = env->hist_value;
 	skel->rodata->hist_key_mask = kinds;
 	if (!kinds)

@@ -214,7 +214,6 @@ static void configure_common(struct session *s)
 	ro->max_size = env->max_size;
 	ro->sized_frees = env->size_filter && s->wants.sized_frees;
 	ro->page_size = sysconf(_SC_PAGESIZE);
-	ro->event_classes = env->events;
 	ro->kmalloc_args = s->kf.kmalloc_args;
 	ro->cache_alloc_args = s->kf.cache_alloc_args;
 	ro->cache_free_args = s->kf.cache_free_args;

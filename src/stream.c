@@ -103,6 +103,7 @@ static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	const struct session *s = m->session;
 
 	skel->rodata->do_stream = true;
+	skel->rodata->filtered_free_classes = s->env->events;
 	/* A wakeup when about a quarter of the ring has filled. */
 	skel->rodata->wakeup_records = s->env->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
 	/* The inner template's size does not matter: the kernel does not

@@ -121,18 +121,19 @@ static __always_inline bool task_passes(struct event_ctx *ev)
 	return true;
 }
 
-static __always_inline bool size_passes(__u64 bytes_req)
-{
-	return !filter_size || (bytes_req >= min_size && bytes_req <= max_size);
-}
-
-/* After size_passes(): the free of ptr will pass too. */
-static __always_inline void remember_sized(__u64 ptr)
+/* An allocation of ptr that passes --min-size/--max-size: its free will
+ * pass too, for the modes that filter frees. */
+static __always_inline bool size_passes(__u64 ptr, __u64 bytes_req)
 {
 	__u8 one = 1;
 
+	if (!filter_size)
+		return true;
+	if (bytes_req < min_size || bytes_req > max_size)
+		return false;
 	if (sized_frees)
 		bpf_map_update_elem(&sized_ptrs, &ptr, &one, BPF_ANY);
+	return true;
 }
 
 static __always_inline bool free_size_passes(__u64 ptr)

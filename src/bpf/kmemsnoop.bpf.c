@@ -33,10 +33,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool do_stream = false;
 const volatile bool do_hist = false;
 const volatile bool do_allocinfo = false;
-/* The classes (EV_*) -e selected: --allocinfo attaches the frees of
- * classes it did not select (kfree frees slab objects too), which the
- * other parts must then leave alone. */
-const volatile __u32 event_classes = ~0U;
+/* The classes (EV_*) whose frees the stream or the histograms look at:
+ * those -e selected when either is on, else none.  --allocinfo attaches
+ * the frees of classes it did not select (kfree frees slab objects too),
+ * which the other parts must then leave alone.  One constant, so that a
+ * free that only --allocinfo wants costs one test. */
+const volatile __u32 filtered_free_classes = 0;
 
 #include "common.bpf.h"
 #include "stream.bpf.h"
@@ -46,7 +48,7 @@ const volatile __u32 event_classes = ~0U;
 /* Whether the stream or the histograms look at a free of this class. */
 static __always_inline bool free_wanted_by_filtered(__u32 class)
 {
-	return (do_stream || do_hist) && (event_classes & class);
+	return filtered_free_classes & class;
 }
 
 /* --- kmalloc, kmalloc_node ------------------------------------------------ */
@@ -54,15 +56,16 @@ static __always_inline bool free_wanted_by_filtered(__u32 class)
 static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_node)
 {
 	struct event_ctx ev;
-	__u64 call_site = ARG(ctx, 0), ptr = ARG(ctx, 1), req = ARG(ctx, 2);
+	__u64 ptr = ARG(ctx, 1), req = ARG(ctx, 2);
 
-	if (!task_passes(&ev) || !size_passes(req))
+	/* Arguments are read where they are used: values kept across the
+	 * parts' calls would be spilled to the stack. */
+	if (!task_passes(&ev) || !size_passes(ptr, req))
 		return 0;
 	if (do_allocinfo)
-		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_KMALLOC, call_site, ptr, ARG(ctx, 3));
-	remember_sized(ptr);
+		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, ARG(ctx, 3));
 	if (do_hist)
-		hist_alloc(KMT_TYPE_KMALLOC, call_site, ptr, req, ARG(ctx, 3), NULL, false);
+		hist_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL, false);
 	if (do_stream)
 		stream_kmalloc(ctx, &ev, atomic_fetch, has_node, ptr, req);
 	return 0;
@@ -84,8 +87,8 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 {
 	struct event_ctx ev;
 	bool has_cache = !node_tp && cache_alloc_args == KMT_CACHE_ALLOC_CACHE;
-	struct kmem_cache *s = has_cache ? (void *)ARG(ctx, 2) : NULL;
-	__u64 call_site = ARG(ctx, 0), ptr = ARG(ctx, 1), req, alloc;
+	struct kmem_cache *s = (void *)ARG(ctx, 2);
+	__u64 ptr = ARG(ctx, 1), req, alloc;
 	__u32 gfp;
 	__s32 node;
 
@@ -102,15 +105,15 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 		gfp = ARG(ctx, 4);
 		node = node_tp ? (__s32)ARG(ctx, 5) : -1;
 	}
-	if (!size_passes(req))
+	if (!size_passes(ptr, req))
 		return 0;
 	if (do_allocinfo)
-		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, call_site, ptr, alloc);
-	remember_sized(ptr);
+		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, ARG(ctx, 0), ptr, alloc);
 	if (do_hist)
-		hist_alloc(KMT_TYPE_CACHE, call_site, ptr, req, alloc, s, btf);
+		hist_alloc(KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc, has_cache ? s : NULL, btf);
 	if (do_stream)
-		stream_cache_alloc(ctx, &ev, atomic_fetch, btf, s, ptr, req, alloc, gfp, node);
+		stream_cache_alloc(ctx, &ev, atomic_fetch, btf, has_cache ? s : NULL, ptr, req, alloc,
+				   gfp, node);
 	return 0;
 }
 
@@ -172,11 +175,10 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 	__u32 order = ARG(ctx, 1);
 	__u64 bytes = (__u64)page_size << (order & 31);
 
-	if (!task_passes(&ev) || !size_passes(bytes))
+	if (!task_passes(&ev) || !size_passes(ARG(ctx, 0), bytes))
 		return 0;
 	if (do_allocinfo)
 		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_PAGES, 0, arg_number(ctx, 0), bytes);
-	remember_sized(ARG(ctx, 0));
 	if (do_hist)
 		hist_alloc(KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes, NULL, btf);
 	if (do_stream)
