@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Command-line parsing for kmemsnoop. */
+/*
+ * Command-line options.  Every option is one row of the table below: its
+ * names, its value, its help text and the function that stores it in
+ * struct env.  getopt_long's option array, the short option string and
+ * the options part of --help are all made from that table.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "env.h"
 #include "kmemsnoop.h"
+#include "sources.h"
 
-#define KMEMSNOOP_VERSION "0.1"
+#define KMEMSNOOP_VERSION "0.2"
 #define DEFAULT_RING_SIZE (8ULL << 20)
 #define DEFAULT_NICE -10
 #define DEFAULT_AI_MAX_PTRS (1ULL << 20)
@@ -25,182 +32,28 @@
 #define MAX_TOP 10000
 #define MAX_HIST_KEYS (1 << 20)
 
-static const char usage_text[] =
-"Usage: kmemsnoop [OPTION...]\n"
-"       kmemsnoop --allocinfo[=total] [OPTION...] [INTERVAL [COUNT]]\n"
-"       kmemsnoop --hist[=req] [OPTION...] [INTERVAL [COUNT]]\n"
-"Trace the kernel's memory allocations and frees (kmalloc, slab caches, pages)\n"
-"with BPF, printed as ftrace-style text or written as kmemtrace binary files;\n"
-"or, with --allocinfo, add them up per call site in the kernel and print them\n"
-"in the format of the kernel's /proc/allocinfo; or, with --hist, count them by\n"
-"size in the kernel and show histograms every second, live on a terminal.\n"
-"\n"
-"Filters (applied in the kernel, before anything is recorded):\n"
-"  -p, --pid=PID          only process PID (all its threads), and the processes\n"
-"                         it forks after the trace starts; ends when they are gone\n"
-"  -t, --tid=TID          only thread TID\n"
-"  -c, --comm=COMM        only tasks whose name (comm) is COMM\n"
-"  -C, --cpu=CPU          only events on CPU\n"
-"  -e, --events=LIST      event classes, comma separated: kmalloc (kmalloc, kfree),\n"
-"                         cache (kmem_cache_alloc, kmem_cache_free),\n"
-"                         page (mm_page_alloc, mm_page_free); default: all\n"
-"      --min-size=BYTES   only allocations of at least BYTES requested (pages:\n"
-"                         PAGE_SIZE << order), and the frees of those\n"
-"      --max-size=BYTES   only allocations of at most BYTES requested, and their frees\n"
-"\n"
-"Output:\n"
-"  -o, --output=DIR       write kmemtrace binary files instead of text: DIR/cpuN\n"
-"                         (each CPU's records in order), DIR/abi_version,\n"
-"                         DIR/total_overruns (bytes lost), DIR/total_overrun_events\n"
-"  -i, --input=DIR        read such a directory and print it as text, in time order\n"
-"\n"
-"Allocation profile (/proc/allocinfo for any kernel):\n"
-"      --allocinfo        count in BPF maps, per call site, the bytes and the\n"
-"                         number of the allocations made during the session that\n"
-"                         are still outstanding (frees subtract; frees of memory\n"
-"                         allocated before the session are ignored, and counted);\n"
-"                         printed at the end, or every INTERVAL seconds (COUNT\n"
-"                         times), as /proc/allocinfo: \"%12lli %8llu <tag> \" lines\n"
-"                         under its two header lines. The tag is\n"
-"                         \"file:line [module] func:function\" with kernel debug\n"
-"                         information, else \"function+0xoff [module] func:function\".\n"
-"                         Pages are tagged by the first caller outside the page\n"
-"                         allocator, found in their kernel stack\n"
-"      --allocinfo=total  all the bytes and calls allocated during the session,\n"
-"                         freed or not (only allocations are traced)\n"
-"      --stacks           key by kernel stack instead of call site; every entry\n"
-"                         is followed by its frames, innermost first\n"
-"      --folded           with --stacks: print \"outer;...;inner bytes\" lines,\n"
-"                         as flame graph tools read them, instead\n"
-"      --vmlinux=PATH     the running kernel's vmlinux with DWARF, for file:line\n"
-"                         tags (default: searched in /usr/lib/debug/boot,\n"
-"                         /usr/lib/debug/lib/modules/RELEASE, /boot, /lib/modules)\n"
-"      --max-ptrs=N       allocations tracked at once (default 1M; 64 bytes of\n"
-"                         kernel memory each, about 90 before Linux 5.12); what\n"
-"                         does not fit is counted and reported, not tracked\n"
-"      --max-stacks=N     distinct kernel stacks (default 16K with --stacks, else\n"
-"                         4K for the page allocations); allocations whose stack\n"
-"                         finds no room are counted and reported\n"
-"\n"
-"Histograms (counted in the kernel, nothing sent per event):\n"
-"      --hist[=alloc|req] log2 histograms of allocation sizes, bytes allocated\n"
-"                         (default) or bytes requested, every INTERVAL seconds\n"
-"                         (default 1, at least 0.1), COUNT times (default: until\n"
-"                         Ctrl-C).  On a terminal: a live full-screen view (q or\n"
-"                         Ctrl-C quits); otherwise one text block per interval\n"
-"      --hist-by=KEY      one histogram per KEY: cache (the slab cache; kmalloc by\n"
-"                         size class, pages by order), callsite (the allocating\n"
-"                         function), comm (task name), event (kmalloc,\n"
-"                         kmem_cache_alloc, mm_page_alloc) or order (page order);\n"
-"                         implies --hist.  The live view's two tables: KEY\n"
-"                         (default cache) and call sites (or caches)\n"
-"      --top=N            show the N busiest keys (default 10; live view: as\n"
-"                         many as fit)\n"
-"      --live             the live view even when stdout is not a terminal\n"
-"                         (implies --hist)\n"
-"      --hist-keys=N      room for N keys per table (default: up to 16384, less\n"
-"                         with many CPUs, about 32 MiB in all); allocations whose\n"
-"                         key finds no room are counted as untracked\n"
-"\n"
-"Control:\n"
-"  -d, --duration=SECONDS stop after SECONDS (default: until Ctrl-C or SIGTERM)\n"
-"  -b, --buffer-size=SIZE ring buffer per CPU, a power of two >= 64K, K/M/G suffixes\n"
-"                         allowed (default 8M); records that find it full are lost\n"
-"                         and counted (streaming only: --allocinfo and --hist\n"
-"                         have no ring buffer)\n"
-"      --raw-tp           use raw_tp programs even where tp_btf works\n"
-"      --nice=N           scheduling priority of kmemsnoop, -20 to 19 (default -10):\n"
-"                         above the programs it traces, so that CPUs busy\n"
-"                         allocating do not starve it into losing records\n"
-"  -v, --verbose          show libbpf's messages and what was detected\n"
-"  -h, --help             this help\n"
-"  -V, --version          print the version\n"
-"\n"
-"Text output (stdout) is one line per event, like the kernel's kmem trace events,\n"
-"with real (unhashed) pointers. A summary of events written and lost goes to stderr.\n"
-"\n"
-"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF\n"
-"(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF=y); kernels 5.10 and later.\n"
-"What older kernels lack (kmemsnoop says so when it starts): before 6.1,\n"
-"kmem_cache_alloc lines have no name= and --hist-by cache counts slab\n"
-"allocations by object size, \"(cache size N)\" (the event does not say which\n"
-"cache); before 5.12, kmem_cache_free lines have no name= either, and an -o\n"
-"record traced in an interrupt during another may repeat its sequence number\n"
-"(no BPF atomic fetch-add).\n"
-"--hist counts successful allocations by size; frees are counted but not sized\n"
-"(kfree does not say how much it frees; kfree(NULL) is not counted). Failed\n"
-"allocations, allocations whose key did not fit in the key table (untracked) and\n"
-"events the kernel skipped machine-wide (missed: an allocation in an interrupt\n"
-"while the same program ran) are counted and shown.\n"
-"\n"
-"Exit status: 0 success, 1 runtime error, 2 bad usage.\n"
-"\n"
-"Examples:\n"
-"  kmemsnoop                     # every allocation on the machine\n"
-"  kmemsnoop -p 1234 -e kmalloc  # kmalloc/kfree made by process 1234\n"
-"  kmemsnoop -o /tmp/trace -d 10 # ten seconds of binary trace\n"
-"  kmemsnoop -i /tmp/trace       # print it\n"
-"  kmemsnoop --allocinfo 5       # outstanding memory per call site, every 5 s\n"
-"  kmemsnoop --allocinfo -d 10 | sort -g | tail | numfmt --to=iec\n"
-"  kmemsnoop --allocinfo --stacks --folded -d 10 > out.folded\n"
-"  kmemsnoop --hist              # live histograms on a terminal\n"
-"  kmemsnoop --hist-by cache 5 3 # per-cache histograms, every 5 s, 3 times\n";
+/* The help's layout: option names, then their text from this column. */
+#define HELP_WIDTH 80
+#define HELP_COLUMN 25
 
-enum {
-	OPT_MIN_SIZE = 0x100,
-	OPT_MAX_SIZE,
-	OPT_RAW_TP,
-	OPT_NICE,
-	OPT_ALLOCINFO,
-	OPT_STACKS,
-	OPT_FOLDED,
-	OPT_VMLINUX,
-	OPT_MAX_PTRS,
-	OPT_MAX_STACKS,
-	OPT_HIST,
-	OPT_HIST_BY,
-	OPT_TOP,
-	OPT_LIVE,
-	OPT_HIST_KEYS,
+/* --- values --------------------------------------------------------------- */
+
+struct parse {
+	struct env *env;
+	char *err;
+	size_t err_size;
+	bool max_ptrs_set;
+	bool max_stacks_set;
 };
 
-static const struct option long_options[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "comm", required_argument, NULL, 'c' },
-	{ "cpu", required_argument, NULL, 'C' },
-	{ "events", required_argument, NULL, 'e' },
-	{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
-	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-	{ "output", required_argument, NULL, 'o' },
-	{ "input", required_argument, NULL, 'i' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "buffer-size", required_argument, NULL, 'b' },
-	{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
-	{ "nice", required_argument, NULL, OPT_NICE },
-	{ "allocinfo", optional_argument, NULL, OPT_ALLOCINFO },
-	{ "stacks", no_argument, NULL, OPT_STACKS },
-	{ "folded", no_argument, NULL, OPT_FOLDED },
-	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
-	{ "max-ptrs", required_argument, NULL, OPT_MAX_PTRS },
-	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-	{ "hist", optional_argument, NULL, OPT_HIST },
-	{ "hist-by", required_argument, NULL, OPT_HIST_BY },
-	{ "top", required_argument, NULL, OPT_TOP },
-	{ "live", no_argument, NULL, OPT_LIVE },
-	{ "hist-keys", required_argument, NULL, OPT_HIST_KEYS },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{},
-};
-
-static int usage_error(const char *fmt, const char *arg)
+__attribute__((format(printf, 2, 3))) static bool bad(struct parse *p, const char *fmt, ...)
 {
-	fprintf(stderr, "kmemsnoop: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " (see kmemsnoop --help)\n");
-	return EXIT_USAGE;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->err, p->err_size, fmt, ap);
+	va_end(ap);
+	return false;
 }
 
 static bool parse_u64(const char *s, uint64_t *out)
@@ -254,43 +107,7 @@ static bool parse_size(const char *s, uint64_t *out)
 	return true;
 }
 
-static bool parse_events(const char *list, unsigned int *mask)
-{
-	char buf[128], *save = NULL, *tok;
-
-	if (strlen(list) >= sizeof(buf))
-		return false;
-	strcpy(buf, list);
-	*mask = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "kmalloc"))
-			*mask |= EV_KMALLOC;
-		else if (!strcmp(tok, "cache"))
-			*mask |= EV_CACHE;
-		else if (!strcmp(tok, "page") || !strcmp(tok, "pages"))
-			*mask |= EV_PAGE;
-		else if (!strcmp(tok, "all"))
-			*mask |= EV_ALL;
-		else
-			return false;
-	}
-	return *mask != 0;
-}
-
-static bool parse_nice(const char *s, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < -20 || v > 19)
-		return false;
-	*out = (int)v;
-	return true;
-}
-
-static bool parse_duration(const char *s, double *out)
+static bool parse_seconds(const char *s, double *out)
 {
 	char *end;
 	double v;
@@ -303,8 +120,183 @@ static bool parse_duration(const char *s, double *out)
 	return true;
 }
 
+/* A comma-separated list of event class names (sources.c), or "all". */
+static bool parse_events(const char *list, unsigned int *mask)
+{
+	char buf[128], *save = NULL, *tok;
 
-static bool parse_hist_by(const char *s, enum kmt_hist_by *out)
+	if (strlen(list) >= sizeof(buf))
+		return false;
+	strcpy(buf, list);
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned int m = !strcmp(tok, "all") ? EV_ALL : !strcmp(tok, "pages") ? EV_PAGE : 0;
+
+		for (int i = 0; i < event_class_count && !m; i++)
+			if (!strcmp(tok, event_classes[i].name))
+				m = event_classes[i].class;
+		if (!m)
+			return false;
+		*mask |= m;
+	}
+	return *mask != 0;
+}
+
+/* --- one handler per option ------------------------------------------------ */
+
+static bool opt_pid(struct parse *p, const char *arg)
+{
+	return parse_int_range(arg, 1, INT_MAX, &p->env->pid) || bad(p, "invalid PID '%s'", arg);
+}
+
+static bool opt_tid(struct parse *p, const char *arg)
+{
+	return parse_int_range(arg, 1, INT_MAX, &p->env->tid) || bad(p, "invalid TID '%s'", arg);
+}
+
+static bool opt_comm(struct parse *p, const char *arg)
+{
+	if (!*arg || strlen(arg) >= sizeof(p->env->comm))
+		return bad(p, "invalid COMM '%s': 1 to 15 characters", arg);
+	strcpy(p->env->comm, arg);
+	return true;
+}
+
+static bool opt_cpu(struct parse *p, const char *arg)
+{
+	return parse_int_range(arg, 0, KMT_MAX_CPUS - 1, &p->env->cpu) ||
+	       bad(p, "invalid CPU '%s'", arg);
+}
+
+static bool opt_events(struct parse *p, const char *arg)
+{
+	return parse_events(arg, &p->env->events) ||
+	       bad(p, "invalid event list '%s': use kmalloc, cache, page", arg);
+}
+
+static bool opt_min_size(struct parse *p, const char *arg)
+{
+	p->env->size_filter = true;
+	return parse_size(arg, &p->env->min_size) || bad(p, "invalid --min-size '%s'", arg);
+}
+
+static bool opt_max_size(struct parse *p, const char *arg)
+{
+	p->env->size_filter = true;
+	return parse_size(arg, &p->env->max_size) || bad(p, "invalid --max-size '%s'", arg);
+}
+
+static bool opt_output(struct parse *p, const char *arg)
+{
+	p->env->output_dir = arg;
+	return true;
+}
+
+static bool opt_input(struct parse *p, const char *arg)
+{
+	p->env->input_dir = arg;
+	return true;
+}
+
+static bool opt_duration(struct parse *p, const char *arg)
+{
+	return parse_seconds(arg, &p->env->duration) ||
+	       bad(p, "invalid duration '%s': seconds, more than 0", arg);
+}
+
+static bool opt_buffer_size(struct parse *p, const char *arg)
+{
+	uint64_t *size = &p->env->ring_size;
+
+	p->env->ring_size_set = true;
+	if (!parse_size(arg, size) || *size < 65536 || *size > (1ULL << 30) || (*size & (*size - 1)))
+		return bad(p, "invalid buffer size '%s': a power of two from 64K to 1G", arg);
+	return true;
+}
+
+static bool opt_raw_tp(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->force_raw_tp = true;
+	return true;
+}
+
+static bool opt_nice(struct parse *p, const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < -20 || v > 19)
+		return bad(p, "invalid --nice '%s': -20 to 19", arg);
+	p->env->nice = (int)v;
+	p->env->nice_given = true;
+	return true;
+}
+
+static bool opt_allocinfo(struct parse *p, const char *arg)
+{
+	if (arg && strcmp(arg, "total") != 0)
+		return bad(p, "invalid --allocinfo value '%s': only 'total'", arg);
+	p->env->ai_total = arg != NULL;
+	p->env->allocinfo = true;
+	return true;
+}
+
+static bool opt_stacks(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->ai_stacks = true;
+	return true;
+}
+
+static bool opt_folded(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->ai_folded = true;
+	return true;
+}
+
+static bool opt_vmlinux(struct parse *p, const char *arg)
+{
+	if (!*arg)
+		return bad(p, "--vmlinux needs a path");
+	p->env->vmlinux = arg;
+	return true;
+}
+
+static bool opt_max_ptrs(struct parse *p, const char *arg)
+{
+	uint64_t *n = &p->env->ai_max_ptrs;
+
+	p->max_ptrs_set = true;
+	return (parse_size(arg, n) && *n && *n <= AI_MAX_PTRS_LIMIT) ||
+	       bad(p, "invalid --max-ptrs '%s': 1 to 256M", arg);
+}
+
+static bool opt_max_stacks(struct parse *p, const char *arg)
+{
+	uint64_t *n = &p->env->ai_max_stacks;
+
+	p->max_stacks_set = true;
+	return (parse_size(arg, n) && *n && *n <= AI_MAX_STACKS_LIMIT) ||
+	       bad(p, "invalid --max-stacks '%s': 1 to 1M", arg);
+}
+
+static bool opt_hist(struct parse *p, const char *arg)
+{
+	if (!arg || !strcmp(arg, "alloc"))
+		p->env->hist_value = KMT_HIST_ALLOC;
+	else if (!strcmp(arg, "req"))
+		p->env->hist_value = KMT_HIST_REQ;
+	else
+		return bad(p, "invalid --hist '%s': use --hist, --hist=alloc or --hist=req", arg);
+	p->env->hist = true;
+	return true;
+}
+
+static bool opt_hist_by(struct parse *p, const char *arg)
 {
 	static const char *const names[KMT_BY_COUNT] = {
 		[KMT_BY_CACHE] = "cache", [KMT_BY_CALLSITE] = "callsite", [KMT_BY_COMM] = "comm",
@@ -312,240 +304,409 @@ static bool parse_hist_by(const char *s, enum kmt_hist_by *out)
 	};
 
 	for (int i = KMT_BY_NONE + 1; i < KMT_BY_COUNT; i++) {
-		if (!strcmp(s, names[i])) {
-			*out = i;
+		if (!strcmp(arg, names[i])) {
+			p->env->hist_by = i;
+			p->env->hist = true;
 			return true;
 		}
 	}
-	return false;
+	return bad(p, "invalid --hist-by '%s': use cache, callsite, comm, event or order", arg);
 }
 
-static int parse_hist_option(int opt, const char *arg, struct env *env)
+static bool opt_top(struct parse *p, const char *arg)
+{
+	p->env->top_set = true;
+	return parse_int_range(arg, 1, MAX_TOP, &p->env->top) ||
+	       bad(p, "invalid --top '%s': a number from 1 to 10000", arg);
+}
+
+static bool opt_live(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->live = true;
+	p->env->hist = true;
+	return true;
+}
+
+static bool opt_hist_keys(struct parse *p, const char *arg)
 {
 	int n;
 
-	switch (opt) {
-	case OPT_HIST:
-		if (!arg || !strcmp(arg, "alloc"))
-			env->hist_value = KMT_HIST_ALLOC;
-		else if (!strcmp(arg, "req"))
-			env->hist_value = KMT_HIST_REQ;
-		else
-			return usage_error("invalid --hist '%s': use --hist, --hist=alloc or --hist=req",
-					   arg);
-		env->hist = true;
-		break;
-	case OPT_HIST_BY:
-		if (!parse_hist_by(arg, &env->hist_by))
-			return usage_error("invalid --hist-by '%s': use cache, callsite, comm, event or "
-					   "order", arg);
-		env->hist = true;
-		break;
-	case OPT_TOP:
-		if (!parse_int_range(arg, 1, MAX_TOP, &env->top))
-			return usage_error("invalid --top '%s': a number from 1 to 10000", arg);
-		env->top_set = true;
-		break;
-	case OPT_LIVE:
-		env->live = true;
-		env->hist = true;
-		break;
-	case OPT_HIST_KEYS:
-		if (!parse_int_range(arg, 1, MAX_HIST_KEYS, &n))
-			return usage_error("invalid --hist-keys '%s': a number from 1 to 1048576", arg);
-		env->hist_keys = n;
-		break;
-	}
-	return -1;
+	if (!parse_int_range(arg, 1, MAX_HIST_KEYS, &n))
+		return bad(p, "invalid --hist-keys '%s': a number from 1 to 1048576", arg);
+	p->env->hist_keys = n;
+	return true;
 }
 
-static int parse_one(int opt, const char *arg, struct env *env)
+static bool opt_verbose(struct parse *p, const char *arg)
 {
-	switch (opt) {
-	case 'p':
-		if (!parse_int_range(arg, 1, INT_MAX, &env->pid))
-			return usage_error("invalid PID '%s'", arg);
-		break;
-	case 't':
-		if (!parse_int_range(arg, 1, INT_MAX, &env->tid))
-			return usage_error("invalid TID '%s'", arg);
-		break;
-	case 'c':
-		if (!*arg || strlen(arg) >= sizeof(env->comm))
-			return usage_error("invalid COMM '%s': 1 to 15 characters", arg);
-		strcpy(env->comm, arg);
-		break;
-	case 'C':
-		if (!parse_int_range(arg, 0, 1023, &env->cpu))
-			return usage_error("invalid CPU '%s'", arg);
-		break;
-	case 'e':
-		if (!parse_events(arg, &env->events))
-			return usage_error("invalid event list '%s': use kmalloc, cache, page", arg);
-		break;
-	case OPT_MIN_SIZE:
-		if (!parse_size(arg, &env->min_size))
-			return usage_error("invalid --min-size '%s'", arg);
-		env->size_filter = true;
-		break;
-	case OPT_MAX_SIZE:
-		if (!parse_size(arg, &env->max_size))
-			return usage_error("invalid --max-size '%s'", arg);
-		env->size_filter = true;
-		break;
-	case 'o':
-		env->output_dir = arg;
-		break;
-	case 'i':
-		env->input_dir = arg;
-		break;
-	case 'd':
-		if (!parse_duration(arg, &env->duration))
-			return usage_error("invalid duration '%s': seconds, more than 0", arg);
-		break;
-	case 'b':
-		if (!parse_size(arg, &env->ring_size) || env->ring_size < 65536 ||
-		    env->ring_size > (1ULL << 30) || (env->ring_size & (env->ring_size - 1)))
-			return usage_error("invalid buffer size '%s': a power of two from 64K to 1G",
-					   arg);
-		env->ring_size_set = true;
-		break;
-	case OPT_ALLOCINFO:
-		if (arg && strcmp(arg, "total") != 0)
-			return usage_error("invalid --allocinfo value '%s': only 'total'", arg);
-		env->ai_total = arg != NULL;
-		env->allocinfo = true;
-		break;
-	case OPT_STACKS:
-		env->ai_stacks = true;
-		break;
-	case OPT_FOLDED:
-		env->ai_folded = true;
-		break;
-	case OPT_VMLINUX:
-		if (!*arg)
-			return usage_error("%s", "--vmlinux needs a path");
-		env->vmlinux = arg;
-		break;
-	case OPT_MAX_PTRS:
-		if (!parse_size(arg, &env->ai_max_ptrs) || !env->ai_max_ptrs ||
-		    env->ai_max_ptrs > AI_MAX_PTRS_LIMIT)
-			return usage_error("invalid --max-ptrs '%s': 1 to 256M", arg);
-		break;
-	case OPT_MAX_STACKS:
-		if (!parse_size(arg, &env->ai_max_stacks) || !env->ai_max_stacks ||
-		    env->ai_max_stacks > AI_MAX_STACKS_LIMIT)
-			return usage_error("invalid --max-stacks '%s': 1 to 1M", arg);
-		break;
-	case OPT_RAW_TP:
-		env->force_raw_tp = true;
-		break;
-	case OPT_HIST:
-	case OPT_HIST_BY:
-	case OPT_TOP:
-	case OPT_LIVE:
-	case OPT_HIST_KEYS:
-		return parse_hist_option(opt, arg, env);
-	case OPT_NICE:
-		if (!parse_nice(arg, &env->nice))
-			return usage_error("invalid --nice '%s': -20 to 19", arg);
-		env->nice_given = true;
-		break;
-	case 'v':
-		env->verbose = true;
-		break;
-	case 'h':
-		fputs(usage_text, stdout);
-		return EXIT_OK;
-	case 'V':
-		printf("kmemsnoop %s\n", KMEMSNOOP_VERSION);
-		return EXIT_OK;
-	default:
-		fprintf(stderr, "kmemsnoop: see kmemsnoop --help\n");
-		return EXIT_USAGE;
+	(void)arg;
+	p->env->verbose = true;
+	return true;
+}
+
+/* --help and --version end parsing: their handlers are never called. */
+static bool opt_none(struct parse *p, const char *arg)
+{
+	(void)p;
+	(void)arg;
+	return true;
+}
+
+/* --- the table --------------------------------------------------------------- */
+
+enum opt_group { GROUP_FILTER, GROUP_OUTPUT, GROUP_ALLOCINFO, GROUP_HIST, GROUP_CONTROL };
+
+static const char *const group_titles[] = {
+	[GROUP_FILTER] = "Filters (applied in the kernel, before anything is recorded):",
+	[GROUP_OUTPUT] = "Output:",
+	[GROUP_ALLOCINFO] = "Allocation profile (/proc/allocinfo for any kernel):",
+	[GROUP_HIST] = "Histograms (counted in the kernel, nothing sent per event):",
+	[GROUP_CONTROL] = "Control:",
+};
+
+/* Long-only options get a getopt value above every character. */
+#define LONG_ONLY(n) (0x100 + (n))
+
+struct opt_spec {
+	const char *name;
+	int key;            /* the short option's letter, or LONG_ONLY(n) */
+	int has_arg;        /* getopt_long's no/required/optional_argument */
+	const char *value;  /* what --help shows after the name: "=PID", "[=total]" */
+	enum opt_group group;
+	const char *help;
+	bool (*parse)(struct parse *p, const char *arg);
+};
+
+enum { KEY_HELP = 'h', KEY_VERSION = 'V' };
+
+static const struct opt_spec options[] = {
+	{ "pid", 'p', required_argument, "=PID", GROUP_FILTER,
+	  "only process PID (all its threads), and the processes it forks after the trace "
+	  "starts; ends when they are gone", opt_pid },
+	{ "tid", 't', required_argument, "=TID", GROUP_FILTER, "only thread TID", opt_tid },
+	{ "comm", 'c', required_argument, "=COMM", GROUP_FILTER,
+	  "only tasks whose name (comm) is COMM", opt_comm },
+	{ "cpu", 'C', required_argument, "=CPU", GROUP_FILTER, "only events on CPU", opt_cpu },
+	{ "events", 'e', required_argument, "=LIST", GROUP_FILTER,
+	  "event classes, comma separated: kmalloc (kmalloc, kfree), cache (kmem_cache_alloc, "
+	  "kmem_cache_free), page (mm_page_alloc, mm_page_free); default: all", opt_events },
+	{ "min-size", LONG_ONLY(0), required_argument, "=BYTES", GROUP_FILTER,
+	  "only allocations of at least BYTES requested (pages: PAGE_SIZE << order), and the "
+	  "frees of those", opt_min_size },
+	{ "max-size", LONG_ONLY(1), required_argument, "=BYTES", GROUP_FILTER,
+	  "only allocations of at most BYTES requested, and their frees", opt_max_size },
+
+	{ "output", 'o', required_argument, "=DIR", GROUP_OUTPUT,
+	  "write kmemtrace binary files instead of text: DIR/cpuN (each CPU's records in "
+	  "order), DIR/abi_version, DIR/total_overruns (bytes lost), DIR/total_overrun_events",
+	  opt_output },
+	{ "input", 'i', required_argument, "=DIR", GROUP_OUTPUT,
+	  "read such a directory and print it as text, in time order", opt_input },
+
+	{ "allocinfo", LONG_ONLY(2), optional_argument, "", GROUP_ALLOCINFO,
+	  "count in BPF maps, per call site, the bytes and the number of the allocations made "
+	  "during the session that are still outstanding (frees subtract; frees of memory "
+	  "allocated before the session are ignored, and counted); printed at the end, or "
+	  "every INTERVAL seconds (COUNT times), as /proc/allocinfo: \"%12lli %8llu <tag> \" "
+	  "lines under its two header lines. The tag is \"file:line [module] func:function\" "
+	  "with kernel debug information, else \"function+0xoff [module] func:function\". "
+	  "Pages are tagged by the first caller outside the page allocator, found in their "
+	  "kernel stack", opt_allocinfo },
+	{ "allocinfo", 0, optional_argument, "=total", GROUP_ALLOCINFO,
+	  "all the bytes and calls allocated during the session, freed or not (only "
+	  "allocations are traced)", NULL },
+	{ "stacks", LONG_ONLY(3), no_argument, "", GROUP_ALLOCINFO,
+	  "key by kernel stack instead of call site; every entry is followed by its frames, "
+	  "innermost first", opt_stacks },
+	{ "folded", LONG_ONLY(4), no_argument, "", GROUP_ALLOCINFO,
+	  "with --stacks: print \"outer;...;inner bytes\" lines, as flame graph tools read "
+	  "them, instead", opt_folded },
+	{ "vmlinux", LONG_ONLY(5), required_argument, "=PATH", GROUP_ALLOCINFO,
+	  "the running kernel's vmlinux with DWARF, for file:line tags (default: searched in "
+	  "/usr/lib/debug/boot, /usr/lib/debug/lib/modules/RELEASE, /boot, /lib/modules)",
+	  opt_vmlinux },
+	{ "max-ptrs", LONG_ONLY(6), required_argument, "=N", GROUP_ALLOCINFO,
+	  "allocations tracked at once (default 1M; 64 bytes of kernel memory each, about 90 "
+	  "before Linux 5.12); what does not fit is counted and reported, not tracked",
+	  opt_max_ptrs },
+	{ "max-stacks", LONG_ONLY(7), required_argument, "=N", GROUP_ALLOCINFO,
+	  "distinct kernel stacks (default 16K with --stacks, else 4K for the page "
+	  "allocations); allocations whose stack finds no room are counted and reported",
+	  opt_max_stacks },
+
+	{ "hist", LONG_ONLY(8), optional_argument, "[=alloc|req]", GROUP_HIST,
+	  "log2 histograms of allocation sizes, bytes allocated (default) or bytes requested, "
+	  "every INTERVAL seconds (default 1, at least 0.1), COUNT times (default: until "
+	  "Ctrl-C).  On a terminal: a live full-screen view (q or Ctrl-C quits); otherwise one "
+	  "text block per interval.  With --allocinfo too, both are counted in one run and "
+	  "each prints what it prints alone", opt_hist },
+	{ "hist-by", LONG_ONLY(9), required_argument, "=KEY", GROUP_HIST,
+	  "one histogram per KEY: cache (the slab cache; kmalloc by size class, pages by "
+	  "order), callsite (the allocating function), comm (task name), event (kmalloc, "
+	  "kmem_cache_alloc, mm_page_alloc) or order (page order); implies --hist.  The live "
+	  "view's two tables: KEY (default cache) and call sites (or caches)", opt_hist_by },
+	{ "top", LONG_ONLY(10), required_argument, "=N", GROUP_HIST,
+	  "show the N busiest keys (default 10; live view: as many as fit)", opt_top },
+	{ "live", LONG_ONLY(11), no_argument, "", GROUP_HIST,
+	  "the live view even when stdout is not a terminal (implies --hist)", opt_live },
+	{ "hist-keys", LONG_ONLY(12), required_argument, "=N", GROUP_HIST,
+	  "room for N keys per table (default: up to 16384, less with many CPUs, about 32 MiB "
+	  "in all); allocations whose key finds no room are counted as untracked",
+	  opt_hist_keys },
+
+	{ "duration", 'd', required_argument, "=SECONDS", GROUP_CONTROL,
+	  "stop after SECONDS (default: until Ctrl-C or SIGTERM)", opt_duration },
+	{ "buffer-size", 'b', required_argument, "=SIZE", GROUP_CONTROL,
+	  "ring buffer per CPU, a power of two >= 64K, K/M/G suffixes allowed (default 8M); "
+	  "records that find it full are lost and counted (streaming only: --allocinfo and "
+	  "--hist have no ring buffer)", opt_buffer_size },
+	{ "raw-tp", LONG_ONLY(13), no_argument, "", GROUP_CONTROL,
+	  "use raw_tp programs even where tp_btf works", opt_raw_tp },
+	{ "nice", LONG_ONLY(14), required_argument, "=N", GROUP_CONTROL,
+	  "scheduling priority of kmemsnoop, -20 to 19 (default -10): above the programs it "
+	  "traces, so that CPUs busy allocating do not starve it into losing records",
+	  opt_nice },
+	{ "verbose", 'v', no_argument, "", GROUP_CONTROL,
+	  "show libbpf's messages and what was detected", opt_verbose },
+	{ "help", KEY_HELP, no_argument, "", GROUP_CONTROL, "this help", opt_none },
+	{ "version", KEY_VERSION, no_argument, "", GROUP_CONTROL, "print the version", opt_none },
+};
+
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+static const char usage_head[] =
+	"Usage: kmemsnoop [OPTION...]\n"
+	"       kmemsnoop --allocinfo[=total] [OPTION...] [INTERVAL [COUNT]]\n"
+	"       kmemsnoop --hist[=req] [OPTION...] [INTERVAL [COUNT]]\n"
+	"Trace the kernel's memory allocations and frees (kmalloc, slab caches, pages)\n"
+	"with BPF, printed as ftrace-style text or written as kmemtrace binary files;\n"
+	"or, with --allocinfo, add them up per call site in the kernel and print them\n"
+	"in the format of the kernel's /proc/allocinfo; or, with --hist, count them by\n"
+	"size in the kernel and show histograms every second, live on a terminal.\n";
+
+static const char usage_tail[] =
+	"Text output (stdout) is one line per event, like the kernel's kmem trace events,\n"
+	"with real (unhashed) pointers. A summary of events written and lost goes to stderr.\n"
+	"\n"
+	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF\n"
+	"(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF=y); kernels 5.10 and later.\n"
+	"What older kernels lack (kmemsnoop says so when it starts): before 6.1,\n"
+	"kmem_cache_alloc lines have no name= and --hist-by cache counts slab\n"
+	"allocations by object size, \"(cache size N)\" (the event does not say which\n"
+	"cache); before 5.12, kmem_cache_free lines have no name= either, and an -o\n"
+	"record traced in an interrupt during another may repeat its sequence number\n"
+	"(no BPF atomic fetch-add).\n"
+	"--hist counts successful allocations by size; frees are counted but not sized\n"
+	"(kfree does not say how much it frees; kfree(NULL) is not counted). Failed\n"
+	"allocations, allocations whose key did not fit in the key table (untracked) and\n"
+	"events the kernel skipped machine-wide (missed: an allocation in an interrupt\n"
+	"while the same program ran) are counted and shown.\n"
+	"\n"
+	"Exit status: 0 success, 1 runtime error, 2 bad usage.\n"
+	"\n"
+	"Examples:\n"
+	"  kmemsnoop                     # every allocation on the machine\n"
+	"  kmemsnoop -p 1234 -e kmalloc  # kmalloc/kfree made by process 1234\n"
+	"  kmemsnoop -o /tmp/trace -d 10 # ten seconds of binary trace\n"
+	"  kmemsnoop -i /tmp/trace       # print it\n"
+	"  kmemsnoop --allocinfo 5       # outstanding memory per call site, every 5 s\n"
+	"  kmemsnoop --allocinfo -d 10 | sort -g | tail | numfmt --to=iec\n"
+	"  kmemsnoop --allocinfo --stacks --folded -d 10 > out.folded\n"
+	"  kmemsnoop --hist              # live histograms on a terminal\n"
+	"  kmemsnoop --hist-by cache 5 3 # per-cache histograms, every 5 s, 3 times\n"
+	"  kmemsnoop --hist --allocinfo -d 60 > out  # both, from one trace\n";
+
+/* --- --help ------------------------------------------------------------------- */
+
+/* "  -p, --pid=PID" or "      --min-size=BYTES". */
+static int format_names(const struct opt_spec *o, char *buf, size_t size)
+{
+	bool has_short = o->key > 0 && o->key < 0x100;
+
+	return snprintf(buf, size, "  %c%c%c --%s%s", has_short ? '-' : ' ',
+			has_short ? o->key : ' ', has_short ? ',' : ' ', o->name, o->value);
+}
+
+/* text, word-wrapped from HELP_COLUMN to HELP_WIDTH; the first line
+ * continues what is already printed (col characters). */
+static void print_wrapped(FILE *out, const char *text, int col)
+{
+	while (*text) {
+		int room = HELP_WIDTH - HELP_COLUMN - 1, len = (int)strlen(text);
+
+		if (col > HELP_COLUMN - 1) {
+			fputc('\n', out);
+			col = 0;
+		}
+		fprintf(out, "%*s", HELP_COLUMN - col, "");
+		if (len > room) {
+			len = room;
+			while (len > 0 && text[len] != ' ')
+				len--;
+			if (!len)
+				len = room;
+		}
+		while (len > 1 && text[len - 1] == ' ')
+			len--;
+		fprintf(out, "%.*s\n", len, text);
+		text += len;
+		while (*text == ' ')
+			text++;
+		col = 0;
 	}
-	return -1;
+}
+
+void env_print_help(FILE *out)
+{
+	char names[64];
+
+	fputs(usage_head, out);
+	for (int g = GROUP_FILTER; g <= GROUP_CONTROL; g++) {
+		fprintf(out, "\n%s\n", group_titles[g]);
+		for (size_t i = 0; i < NOPTIONS; i++) {
+			int col;
+
+			if (options[i].group != (enum opt_group)g)
+				continue;
+			col = format_names(&options[i], names, sizeof(names));
+
+			fputs(names, out);
+			print_wrapped(out, options[i].help, col);
+		}
+	}
+	fputc('\n', out);
+	fputs(usage_tail, out);
+}
+
+const char *env_version(void)
+{
+	return KMEMSNOOP_VERSION;
+}
+
+size_t env_option_names(const char **names, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NOPTIONS; i++) {
+		if (!options[i].parse)
+			continue; /* a second help entry of the option before */
+		if (n < max)
+			names[n] = options[i].name;
+		n++;
+	}
+	return n;
+}
+
+/* --- parsing ---------------------------------------------------------------- */
+
+/* getopt_long's view of the table: its options and short option string. */
+static void getopt_tables(struct option *longs, char *shorts)
+{
+	size_t n = 0;
+	char *s = shorts;
+
+	*s++ = ':'; /* a missing value returns ':' */
+	for (size_t i = 0; i < NOPTIONS; i++) {
+		const struct opt_spec *o = &options[i];
+
+		if (!o->parse)
+			continue;
+		longs[n++] = (struct option){ o->name, o->has_arg, NULL, o->key };
+		if (o->key < 0x100) {
+			*s++ = (char)o->key;
+			if (o->has_arg == required_argument)
+				*s++ = ':';
+		}
+	}
+	longs[n] = (struct option){ 0 };
+	*s = '\0';
+}
+
+static const struct opt_spec *find_option(int key)
+{
+	for (size_t i = 0; i < NOPTIONS; i++)
+		if (options[i].parse && options[i].key == key)
+			return &options[i];
+	return NULL;
 }
 
 /* Options that only mean something with --allocinfo. */
-static int check_allocinfo_options(const struct env *env, bool max_ptrs_set, bool max_stacks_set)
+static bool check_allocinfo_options(struct parse *p)
 {
+	const struct env *env = p->env;
 	const char *opt = env->ai_stacks ? "--stacks" : env->ai_folded ? "--folded" :
-			  env->vmlinux ? "--vmlinux" : max_ptrs_set ? "--max-ptrs" :
-			  max_stacks_set ? "--max-stacks" : NULL;
+			  env->vmlinux ? "--vmlinux" : p->max_ptrs_set ? "--max-ptrs" :
+			  p->max_stacks_set ? "--max-stacks" : NULL;
 
-	if (!env->allocinfo) {
-		if (opt)
-			return usage_error("%s needs --allocinfo", opt);
-		return -1;
-	}
+	if (!env->allocinfo)
+		return !opt || bad(p, "%s needs --allocinfo", opt);
 	if (env->output_dir || env->input_dir)
-		return usage_error("%s", "--allocinfo cannot be used with -o or -i");
+		return bad(p, "--allocinfo cannot be used with -o or -i");
 	if (env->ring_size_set)
-		return usage_error("%s", "-b sizes the stream's ring buffers: --allocinfo has none");
+		return bad(p, "-b sizes the stream's ring buffers: --allocinfo has none");
 	if (env->ai_folded && !env->ai_stacks)
-		return usage_error("%s", "--folded needs --stacks");
-	if (env->ai_total && max_ptrs_set)
-		return usage_error("%s", "--max-ptrs: --allocinfo=total tracks no pointers");
-	return -1;
+		return bad(p, "--folded needs --stacks");
+	if (env->ai_total && p->max_ptrs_set)
+		return bad(p, "--max-ptrs: --allocinfo=total tracks no pointers");
+	return true;
 }
 
 /* Options that only mean something with --hist. */
-static int check_hist_options(const struct env *env)
+static bool check_hist_options(struct parse *p)
 {
-	if (!env->hist) {
-		if (env->top_set || env->hist_keys)
-			return usage_error("%s", "--top and --hist-keys go with --hist or --hist-by");
-		return -1;
-	}
+	const struct env *env = p->env;
+
+	if (!env->hist)
+		return !(env->top_set || env->hist_keys) ||
+		       bad(p, "--top and --hist-keys go with --hist or --hist-by");
 	if (env->output_dir || env->input_dir)
-		return usage_error("%s", "--hist cannot be used with -o or -i");
+		return bad(p, "--hist cannot be used with -o or -i");
 	if (env->ring_size_set)
-		return usage_error("%s", "--hist has no ring buffer: -b does not apply");
-	return -1;
+		return bad(p, "--hist has no ring buffer: -b does not apply");
+	return true;
 }
 
-static int check_combination(const struct env *env)
+static bool check_combination(struct parse *p)
 {
+	const struct env *env = p->env;
+
 	if (env->min_size > env->max_size)
-		return usage_error("%s", "--min-size is larger than --max-size");
+		return bad(p, "--min-size is larger than --max-size");
 	if (env->input_dir && env->output_dir)
-		return usage_error("%s", "-i and -o cannot be used together");
+		return bad(p, "-i and -o cannot be used together");
 	if (env->input_dir && env->nice_given)
-		return usage_error("%s", "--nice is for tracing, not for -i");
-	return check_hist_options(env);
+		return bad(p, "--nice is for tracing, not for -i");
+	return check_allocinfo_options(p) && check_hist_options(p);
 }
 
 /* [INTERVAL [COUNT]] after the options of an aggregating mode. */
-static int parse_positionals(int argc, char **argv, struct env *env)
+static bool parse_positionals(struct parse *p, int argc, char **argv)
 {
+	struct env *env = p->env;
 	uint64_t count;
 
 	if (argc == 0)
-		return -1;
+		return true;
 	if (!env->hist && !env->allocinfo)
-		return usage_error("unexpected argument '%s'", argv[0]);
+		return bad(p, "unexpected argument '%s'", argv[0]);
 	if (!strcmp(argv[0], "total"))
-		return usage_error("%s", "unexpected argument 'total': write --allocinfo=total");
-	if (!parse_duration(argv[0], &env->interval))
-		return usage_error("invalid interval '%s': seconds, more than 0", argv[0]);
+		return bad(p, "unexpected argument 'total': write --allocinfo=total");
+	if (!parse_seconds(argv[0], &env->interval))
+		return bad(p, "invalid interval '%s': seconds, more than 0", argv[0]);
 	env->interval_given = true;
 	if (env->hist && env->interval < MIN_HIST_INTERVAL)
-		return usage_error("invalid interval '%s': seconds, at least 0.1 with --hist", argv[0]);
+		return bad(p, "invalid interval '%s': seconds, at least 0.1 with --hist", argv[0]);
 	if (argc == 1)
-		return -1;
+		return true;
 	if (!parse_u64(argv[1], &count) || !count || count > (uint64_t)LONG_MAX)
-		return usage_error("invalid count '%s': a number of outputs, at least 1", argv[1]);
+		return bad(p, "invalid count '%s': a number of outputs, at least 1", argv[1]);
 	env->count = count;
-	if (argc > 2)
-		return usage_error("unexpected argument '%s'", argv[2]);
-	return -1;
+	return argc <= 2 || bad(p, "unexpected argument '%s'", argv[2]);
 }
 
-int env_parse(int argc, char **argv, struct env *env)
+static void set_defaults(struct env *env)
 {
-	int opt, ret;
-
 	memset(env, 0, sizeof(*env));
 	env->cpu = -1;
 	env->events = EV_ALL;
@@ -553,28 +714,49 @@ int env_parse(int argc, char **argv, struct env *env)
 	env->ring_size = DEFAULT_RING_SIZE;
 	env->nice = DEFAULT_NICE;
 	env->top = DEFAULT_TOP;
+}
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":p:t:c:C:e:o:i:d:b:vhV", long_options, NULL)) != -1) {
-		if (opt == '?')
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		if (opt == ':')
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		ret = parse_one(opt, optarg, env);
-		if (ret >= 0)
-			return ret;
-	}
-	ret = parse_positionals(argc - optind, argv + optind, env);
-	if (ret >= 0)
-		return ret;
+/* Defaults that depend on what was given. */
+static void complete(struct parse *p)
+{
+	struct env *env = p->env;
+
 	if (env->hist && !env->interval)
 		env->interval = DEFAULT_HIST_INTERVAL;
-	ret = check_allocinfo_options(env, env->ai_max_ptrs != 0, env->ai_max_stacks != 0);
-	if (ret >= 0)
-		return ret;
 	if (!env->ai_max_ptrs)
 		env->ai_max_ptrs = DEFAULT_AI_MAX_PTRS;
 	if (!env->ai_max_stacks)
 		env->ai_max_stacks = env->ai_stacks ? DEFAULT_AI_MAX_STACKS : DEFAULT_AI_PAGE_STACKS;
-	return check_combination(env);
+}
+
+enum env_status env_parse(int argc, char **argv, struct env *env, char *err, size_t err_size)
+{
+	struct parse p = { .env = env, .err = err, .err_size = err_size };
+	struct option longs[NOPTIONS + 1];
+	char shorts[2 * NOPTIONS + 2];
+	int key;
+
+	set_defaults(env);
+	err[0] = '\0';
+	getopt_tables(longs, shorts);
+	optind = 0; /* glibc: start afresh, whatever an earlier parse left */
+	opterr = 0;
+	while ((key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		const struct opt_spec *o = find_option(key);
+
+		if (key == '?')
+			return bad(&p, "unknown option '%s'", argv[optind - 1]), ENV_USAGE;
+		if (key == ':')
+			return bad(&p, "option '%s' needs a value", argv[optind - 1]), ENV_USAGE;
+		if (key == KEY_HELP)
+			return ENV_HELP;
+		if (key == KEY_VERSION)
+			return ENV_VERSION;
+		if (!o || !o->parse(&p, optarg))
+			return ENV_USAGE;
+	}
+	if (!parse_positionals(&p, argc - optind, argv + optind))
+		return ENV_USAGE;
+	complete(&p);
+	return check_combination(&p) ? ENV_RUN : ENV_USAGE;
 }

@@ -4,7 +4,9 @@
 #define KMEMSNOOP_ENV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "histmaps.h"
 #include "kmemsnoop.h"
@@ -58,10 +60,24 @@ enum {
 	EXIT_USAGE = 2,
 };
 
+enum env_status {
+	ENV_RUN,     /* env holds what to do */
+	ENV_HELP,    /* --help: print env_print_help() */
+	ENV_VERSION, /* --version */
+	ENV_USAGE,   /* bad usage: err holds a one-line reason */
+};
+
 /*
- * Parses argv into env.  Returns -1 to continue, or an exit code (0 after
- * --help/--version, EXIT_USAGE after a one-line error on stderr).
+ * Parses argv into env (defaults first).  Prints nothing; can be called
+ * again in the same process.
  */
-int env_parse(int argc, char **argv, struct env *env);
+enum env_status env_parse(int argc, char **argv, struct env *env, char *err, size_t err_size);
+
+/* --help: usage, every option of the table by group, notes, examples. */
+void env_print_help(FILE *out);
+const char *env_version(void);
+
+/* The long names of every option (at most max stored); how many there are. */
+size_t env_option_names(const char **names, size_t max);
 
 #endif

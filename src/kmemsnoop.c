@@ -157,10 +157,21 @@ static void set_priority(const struct env *env)
 int main(int argc, char **argv)
 {
 	struct env env;
-	int ret = env_parse(argc, argv, &env);
+	char err[512];
 
-	if (ret >= 0)
-		return ret;
+	switch (env_parse(argc, argv, &env, err, sizeof(err))) {
+	case ENV_RUN:
+		break;
+	case ENV_HELP:
+		env_print_help(stdout);
+		return EXIT_OK;
+	case ENV_VERSION:
+		printf("kmemsnoop %s\n", env_version());
+		return EXIT_OK;
+	case ENV_USAGE:
+		fprintf(stderr, "kmemsnoop: %s (see kmemsnoop --help)\n", err);
+		return EXIT_USAGE;
+	}
 	if (env.input_dir)
 		return print_recording(env.input_dir);
 	if (check_cpu(&env))

@@ -7,6 +7,7 @@
 
 #define UNIT_SUITES(X) \
 	X(allocinfo)   \
+	X(env)         \
 	X(gfp)         \
 	X(hist)        \
 	X(ksyms)        \
