@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * --allocinfo in user space.  The BPF side (src/bpf/allocinfo.bpf.h) keeps
- * per-CPU bytes and calls per site key; here the CPUs' shares are summed,
- * each key is turned into its tag once (cached: call sites and stacks do
- * not change), rows with the same tag are merged (two call sites on one
- * source line are one line, as in the kernel), and the table is printed.
+ * The --allocinfo mode.  The BPF side (src/bpf/allocinfo.bpf.h) keeps
+ * per-CPU bytes and calls per site key; here the maps are sized before
+ * load and read at each tick, the CPUs' shares summed, and each key handed
+ * to the table (aitable.c), which asks for its tag (alloctag.c: call
+ * sites, or the caller found in a stack) once and prints.
  */
 #include "allocinfo.h"
 
@@ -16,74 +16,45 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "aitable.h"
 #include "alloctag.h"
 #include "env.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
 #include "mode.h"
 #include "session.h"
+#include "sources.h"
 
 /* Call sites, plus the stacks (pages', or all with --stacks) on top. */
 #define AI_CALL_SITES 8192
 #define TAG_MAX 1024
 #define FRAME_MAX 512
 
-const char allocinfo_header[] = "allocinfo - version: 1.0\n"
-				"#     <size>  <calls> <tag info>\n";
-
-/* What a site key stands for, worked out once. */
-struct site {
-	__u64 key;
-	char *tag;
-	char *frames; /* --stacks: one indented line per frame */
-	char *folded; /* --folded: "outer;...;inner" */
-};
-
-struct row {
-	__u64 key;
-	const struct site *site; /* set once every site exists: growing moves them */
-	long long bytes;
-	long long calls;
-};
-
 struct allocinfo {
 	const struct env *env;
 	int ncpus;
 	bool atomics; /* ai_site_ids and ai_counts, else ai_sites */
 	struct alloctag *tags;
-	/* Open addressing, keyed by site key; grows at half full. */
-	struct site *sites;
-	size_t nsites, cap;
+	struct aitable *table;
+	struct kmemsnoop_bpf *skel; /* of the reading in progress */
 	bool symbols_fresh; /* kallsyms read again since the programs loaded */
 };
 
-/* --- formatting --------------------------------------------------------------- */
-
-size_t allocinfo_format_line(char *buf, size_t size, long long bytes, long long calls,
-			     const char *tag)
-{
-	int n;
-
-	/* lib/alloc_tag.c prints calls with %8llu; they are never negative
-	 * in total, and if they were, a huge unsigned number would hide it. */
-	if (calls >= 0)
-		n = snprintf(buf, size, "%12lli %8llu %s \n", bytes, (unsigned long long)calls, tag);
-	else
-		n = snprintf(buf, size, "%12lli %8lli %s \n", bytes, calls, tag);
-	if (n < 0)
-		return 0;
-	return (size_t)n < size ? (size_t)n : size - 1;
-}
-
 /* --- set-up --------------------------------------------------------------------- */
+
+static int describe(void *ctx, __u64 key, struct ai_site_text *text);
 
 struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, char *err,
 				size_t err_size)
 {
 	struct allocinfo *ai = calloc(1, sizeof(*ai));
+	struct aitable_config cfg = {
+		.stacks = env->ai_stacks, .folded = env->ai_folded, .describe = describe, .ctx = ai,
+	};
 
-	if (!ai) {
+	if (!ai || !(ai->table = aitable_new(&cfg))) {
 		snprintf(err, err_size, "out of memory");
+		free(ai);
 		return NULL;
 	}
 	ai->env = env;
@@ -91,7 +62,7 @@ struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, 
 	ai->atomics = atomics;
 	ai->tags = alloctag_new(env->vmlinux, env->verbose, err, err_size);
 	if (!ai->tags) {
-		free(ai);
+		allocinfo_free(ai);
 		return NULL;
 	}
 	return ai;
@@ -101,12 +72,7 @@ void allocinfo_free(struct allocinfo *ai)
 {
 	if (!ai)
 		return;
-	for (size_t i = 0; i < ai->cap; i++) {
-		free(ai->sites[i].tag);
-		free(ai->sites[i].frames);
-		free(ai->sites[i].folded);
-	}
-	free(ai->sites);
+	aitable_free(ai->table);
 	alloctag_free(ai->tags);
 	free(ai);
 }
@@ -159,35 +125,7 @@ void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool
 	}
 }
 
-/* --- site keys to tags ---------------------------------------------------------- */
-
-static size_t slot_of(const struct allocinfo *ai, __u64 key)
-{
-	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 20) & (ai->cap - 1);
-
-	while (ai->sites[i].tag && ai->sites[i].key != key)
-		i = (i + 1) & (ai->cap - 1);
-	return i;
-}
-
-static int grow(struct allocinfo *ai)
-{
-	struct site *old = ai->sites;
-	size_t old_cap = ai->cap;
-
-	ai->cap = old_cap ? old_cap * 2 : 1024;
-	ai->sites = calloc(ai->cap, sizeof(*ai->sites));
-	if (!ai->sites) {
-		ai->sites = old;
-		ai->cap = old_cap;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].tag)
-			ai->sites[slot_of(ai, old[i].key)] = old[i];
-	free(old);
-	return 0;
-}
+/* --- site keys to text ---------------------------------------------------------- */
 
 /* The frames of stack id in ips; their number. */
 static int read_stack(struct kmemsnoop_bpf *skel, __u32 id, unsigned long long *ips, int max)
@@ -237,11 +175,11 @@ static char *folded_text(struct allocinfo *ai, const unsigned long long *ips, in
 	return text;
 }
 
-static int describe_stack(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct site *s)
+static int describe_stack(struct allocinfo *ai, __u32 id, struct ai_site_text *text)
 {
 	unsigned long long ips[KMT_AI_MAX_FRAMES];
 	int max = ai->env->ai_stacks ? KMT_AI_MAX_FRAMES : KMT_AI_PAGE_FRAMES;
-	int n = read_stack(skel, (__u32)s->key, ips, max);
+	int n = read_stack(ai->skel, id, ips, max);
 	int first = alloctag_first_frame(ai->tags, ips, n);
 	int call = alloctag_call_frame(ai->tags, ips, n);
 	char tag[TAG_MAX];
@@ -250,46 +188,28 @@ static int describe_stack(struct allocinfo *ai, struct kmemsnoop_bpf *skel, stru
 	if (call == n)
 		call = n - 1;
 	if (call < 0)
-		snprintf(tag, sizeof(tag), "stack:%llu func:unknown", (unsigned long long)s->key);
+		snprintf(tag, sizeof(tag), "stack:%u func:unknown", id);
 	else
 		alloctag_site(ai->tags, ips[call], tag, sizeof(tag));
-	s->tag = strdup(tag);
+	text->tag = strdup(tag);
 	if (ai->env->ai_stacks) {
-		s->frames = frames_text(ai, ips, first, n);
-		s->folded = folded_text(ai, ips, first, n);
-		if (!s->frames || !s->folded)
-			return -ENOMEM;
+		text->frames = frames_text(ai, ips, first, n);
+		text->folded = folded_text(ai, ips, first, n);
 	}
-	return s->tag ? 0 : -ENOMEM;
+	return 0; /* what could not be allocated is NULL: the table says so */
 }
 
-static const struct site *site_of(struct allocinfo *ai, struct kmemsnoop_bpf *skel, __u64 key)
+/* A site key is a stack id (below 2^32) or a call site address. */
+static int describe(void *ctx, __u64 key, struct ai_site_text *text)
 {
+	struct allocinfo *ai = ctx;
 	char tag[TAG_MAX];
-	struct site *s;
 
-	if ((ai->nsites + 1) * 2 > ai->cap && grow(ai))
-		return NULL;
-	s = &ai->sites[slot_of(ai, key)];
-	if (s->tag)
-		return s;
-	s->key = key;
-	if (key < KMT_AI_STACK_KEY_LIMIT) {
-		if (describe_stack(ai, skel, s)) {
-			free(s->tag);
-			free(s->frames);
-			free(s->folded);
-			memset(s, 0, sizeof(*s));
-			return NULL;
-		}
-	} else {
-		alloctag_site(ai->tags, key, tag, sizeof(tag));
-		s->tag = strdup(tag);
-		if (!s->tag)
-			return NULL;
-	}
-	ai->nsites++;
-	return s;
+	if (key < KMT_AI_STACK_KEY_LIMIT)
+		return describe_stack(ai, (__u32)key, text);
+	alloctag_site(ai->tags, key, tag, sizeof(tag));
+	text->tag = strdup(tag);
+	return 0;
 }
 
 /* --- reading the maps -------------------------------------------------------------- */
@@ -308,92 +228,32 @@ static int read_counts(const struct allocinfo *ai, struct kmemsnoop_bpf *skel, _
 	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.ai_counts), &idx, per_cpu);
 }
 
-/* Every site key and its counts, summed over the CPUs. */
-static int read_rows(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct row **rows_out,
-		     size_t *n_out)
+/* Every site key and its counts, summed over the CPUs, into the table. */
+static int read_rows(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
 {
 	int fd = bpf_map__fd(ai->atomics ? skel->maps.ai_site_ids : skel->maps.ai_sites);
 	struct kmt_ai_count *per_cpu = calloc(ai->ncpus, sizeof(*per_cpu));
-	struct row *rows = NULL;
-	size_t n = 0, cap = 0;
 	__u64 key, *prev = NULL;
 	int err = 0;
 
 	if (!per_cpu)
 		return -ENOMEM;
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
+	ai->skel = skel;
+	aitable_begin(ai->table);
+	while (!err && !bpf_map_get_next_key(fd, prev, &key)) {
+		long long bytes = 0, calls = 0;
+
 		prev = &key;
 		if (read_counts(ai, skel, key, per_cpu))
 			continue;
-		if (n == cap) {
-			struct row *r = realloc(rows, (cap = cap ? cap * 2 : 1024) * sizeof(*rows));
-
-			if (!r) {
-				err = -ENOMEM;
-				break;
-			}
-			rows = r;
-		}
-		rows[n] = (struct row){ .key = key };
-		if (!site_of(ai, skel, key)) {
-			err = -ENOMEM;
-			break;
-		}
 		for (int cpu = 0; cpu < ai->ncpus; cpu++) {
-			rows[n].bytes += per_cpu[cpu].bytes;
-			rows[n].calls += per_cpu[cpu].calls;
+			bytes += per_cpu[cpu].bytes;
+			calls += per_cpu[cpu].calls;
 		}
-		n++;
+		err = aitable_add(ai->table, key, bytes, calls);
 	}
 	free(per_cpu);
-	if (err) {
-		free(rows);
-		return err;
-	}
-	for (size_t i = 0; i < n; i++)
-		rows[i].site = &ai->sites[slot_of(ai, rows[i].key)];
-	*rows_out = rows;
-	*n_out = n;
-	return 0;
-}
-
-static int by_tag(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	return strcmp(x->site->tag, y->site->tag);
-}
-
-static int by_bytes(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	return by_tag(a, b);
-}
-
-static int by_folded(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	return strcmp(x->site->folded, y->site->folded);
-}
-
-/* Sorted rows whose text (tag or folded stack) is the same become one. */
-static size_t merge_same(struct row *rows, size_t n, bool folded)
-{
-	size_t out = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (out && !(folded ? by_folded : by_tag)(&rows[out - 1], &rows[i])) {
-			rows[out - 1].bytes += rows[i].bytes;
-			rows[out - 1].calls += rows[i].calls;
-			continue;
-		}
-		rows[out++] = rows[i];
-	}
-	return out;
+	return err;
 }
 
 static void read_stats(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct kmt_ai_stats *sum)
@@ -418,58 +278,10 @@ static void read_stats(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct 
 
 /* --- printing -------------------------------------------------------------------- */
 
-/* What makes the numbers below smaller than the truth, as "#" lines. */
-static void print_losses(FILE *out, const struct kmt_ai_stats *st, unsigned long long misses)
-{
-	if (st->ptrs_full)
-		fprintf(out, "# kmemsnoop: not counted: %llu allocations (%llu bytes): the pointer "
-			     "table was full (--max-ptrs)\n",
-			(unsigned long long)st->ptrs_full, (unsigned long long)st->ptrs_full_bytes);
-	if (st->sites_full)
-		fprintf(out, "# kmemsnoop: not counted: %llu allocations (%llu bytes): the site "
-			     "table was full\n",
-			(unsigned long long)st->sites_full, (unsigned long long)st->sites_full_bytes);
-	if (st->stack_failed)
-		fprintf(out, "# kmemsnoop: not counted: %llu allocations (%llu bytes): their stack "
-			     "found no room in the stack table (--max-stacks)\n",
-			(unsigned long long)st->stack_failed,
-			(unsigned long long)st->stack_failed_bytes);
-	if (misses)
-		fprintf(out, "# kmemsnoop: %llu events of any process not seen: they happened while "
-			     "the same BPF program ran on their CPU (interrupts)\n", misses);
-	if (st->replaced)
-		fprintf(out, "# kmemsnoop: %llu allocations (%llu bytes) were counted as freed when "
-			     "their address was allocated again: their free was not seen\n",
-			(unsigned long long)st->replaced, (unsigned long long)st->replaced_bytes);
-}
-
-static void print_folded(FILE *out, const struct row *rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].bytes > 0 && rows[i].site->folded[0])
-			fprintf(out, "%s %lld\n", rows[i].site->folded, rows[i].bytes);
-}
-
-static void print_table(FILE *out, const struct row *rows, size_t n, bool stacks)
-{
-	char line[TAG_MAX + 64];
-
-	for (size_t i = 0; i < n; i++) {
-		allocinfo_format_line(line, sizeof(line), rows[i].bytes, rows[i].calls,
-				      rows[i].site->tag);
-		fputs(line, out);
-		if (stacks)
-			fputs(rows[i].site->frames, out);
-	}
-}
-
 int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned long long misses,
 		    FILE *out)
 {
-	const struct env *env = ai->env;
 	struct kmt_ai_stats st;
-	struct row *rows = NULL;
-	size_t n = 0;
 	int err;
 
 	/* Stacks start in kmemsnoop's own BPF programs: name them. */
@@ -477,47 +289,25 @@ int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned l
 		alloctag_refresh(ai->tags);
 		ai->symbols_fresh = true;
 	}
-	err = read_rows(ai, skel, &rows, &n);
-
+	err = read_rows(ai, skel);
 	if (err)
 		return err;
 	read_stats(ai, skel, &st);
-	if (env->ai_folded) {
-		qsort(rows, n, sizeof(*rows), by_folded);
-		n = merge_same(rows, n, true);
-		/* Folded lines are for tools: what is missing goes to stderr. */
-		print_losses(stderr, &st, misses);
-		print_folded(out, rows, n);
-	} else {
-		qsort(rows, n, sizeof(*rows), by_tag);
-		if (!env->ai_stacks)
-			n = merge_same(rows, n, false);
-		else
-			qsort(rows, n, sizeof(*rows), by_bytes);
-		fputs(allocinfo_header, out);
-		print_losses(out, &st, misses);
-		print_table(out, rows, n, env->ai_stacks);
-	}
-	free(rows);
-	if (fflush(out) || ferror(out))
-		return -(errno ? errno : EIO);
-	return 0;
+	return aitable_print(ai->table, &st, misses, out, stderr);
 }
 
 void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
 {
-	static const char *const type_names[3] = { "kmalloc", "cache", "page" };
-	static const unsigned int type_class[3] = { EV_KMALLOC, EV_CACHE, EV_PAGE };
 	struct kmt_ai_stats st;
 	char frees[256] = "";
 	size_t len = 0;
 
 	read_stats(ai, skel, &st);
-	fprintf(stderr, "kmemsnoop: %zu call sites or stacks\n", ai->nsites);
-	for (int i = 0; i < 3; i++)
-		if (ai->env->events & type_class[i] && !ai->env->ai_total)
+	fprintf(stderr, "kmemsnoop: %zu call sites or stacks\n", aitable_sites(ai->table));
+	for (int i = 0; i < event_class_count && !ai->env->ai_total; i++)
+		if (ai->env->events & event_classes[i].class)
 			len += (size_t)snprintf(frees + len, sizeof(frees) - len, "%s%s %llu",
-						len ? ", " : "", type_names[i],
+						len ? ", " : "", event_classes[i].name,
 						(unsigned long long)st.untracked_frees[i]);
 	if (len)
 		fprintf(stderr, "kmemsnoop: frees of memory not allocated in the session, or not "

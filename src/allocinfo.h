@@ -37,13 +37,4 @@ int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned l
 /* What could not be tracked, on stderr. */
 void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel);
 
-/* --- formatting, for tests --------------------------------------------------- */
-
-/* The two header lines of /proc/allocinfo. */
-extern const char allocinfo_header[];
-
-/* One line: "%12lli %8llu <tag> \n". */
-size_t allocinfo_format_line(char *buf, size_t size, long long bytes, long long calls,
-			     const char *tag);
-
 #endif

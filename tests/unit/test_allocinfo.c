@@ -4,7 +4,7 @@
  * lib/alloc_tag.c prints them, tags with and without DWARF and modules,
  * which frames count as the allocator's own, and build ids in ELF notes.
  */
-#include "allocinfo.h"
+#include "aitable.h"
 #include "alloctag.h"
 #include "unit.h"
 

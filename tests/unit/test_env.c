@@ -10,10 +10,14 @@
 
 #define MAX_ARGS 32
 
-/* Parses "kmemsnoop" followed by the space-separated words of line. */
+/*
+ * Parses "kmemsnoop" followed by the space-separated words of line.  env
+ * points into the words, as into argv: they stay until the next call.
+ */
 static enum env_status parse_line(const char *line, struct env *env, char *err, size_t size)
 {
-	char buf[512], *argv[MAX_ARGS + 1], *save = NULL;
+	static char buf[512];
+	char *argv[MAX_ARGS + 1], *save = NULL;
 	int argc = 0;
 
 	snprintf(buf, sizeof(buf), "%s", line);

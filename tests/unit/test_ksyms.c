@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 void test_ksyms(struct unit *u);
 
@@ -306,20 +305,11 @@ static void test_missing_file(struct unit *u)
 	unit_end(&c);
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* The real file, if this user may see addresses; loose bound on time. */
+/* The real file, if this user may see addresses (its speed is make
+ * bench's business, not a test's). */
 static void test_live(struct unit *u)
 {
-	double t0 = now_ms();
 	struct ksyms *ks = ksyms_load("/proc/kallsyms");
-	double ms = now_ms() - t0;
 	struct unit_case c;
 
 	if (!ks || ksyms_count(ks) == 0) {
@@ -330,8 +320,7 @@ static void test_live(struct unit *u)
 	}
 	unit_begin(&c, u, "ksyms_live_proc_kallsyms");
 	CHECK(&c, ksyms_count(ks) > 1000);
-	if (ms > 1000)
-		unit_fail(&c, __FILE__, __LINE__, "loading took %.0f ms", ms);
+	CHECK(&c, ksyms_find(ks, ksyms_addr_of(ks, "kfree")) != NULL);
 	ksyms_free(ks);
 	unit_end(&c);
 }

@@ -6,6 +6,7 @@
 #include "unit.h"
 
 #define UNIT_SUITES(X) \
+	X(aitable)     \
 	X(allocinfo)   \
 	X(env)         \
 	X(gfp)         \
