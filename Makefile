@@ -102,7 +102,8 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 .PHONY: all test unit run deps clean vmlinux bench static vmtest
 .DELETE_ON_ERROR:
 
-all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload
+all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload \
+	tests/bpf_progs
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
@@ -153,6 +154,13 @@ tests/nodwarf_fixture: tests/dwarf_fixture.c
 unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 	tests/unit/unit_tests
 
+# The BPF programs run on crafted arguments (BPF_PROG_TEST_RUN); static,
+# so that it runs in the test VMs too.
+BPF_PROGS_OBJS := $(OUTPUT)/kernel_features.o $(OUTPUT)/sources.o $(OUTPUT)/record.o
+
+tests/bpf_progs: tests/bpf_progs.c $(BPF_PROGS_OBJS) $(SKELETONS) $(LIBBPF_DEP)
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -static $< $(BPF_PROGS_OBJS) $(STATIC_LIBS) -o $@
+
 # Static, libc only: the same binary runs in the test VMs' busybox initramfs.
 tests/workload: tests/workload.c
 	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -static $< -o $@
@@ -174,7 +182,7 @@ static: $(STATIC_KMEMSNOOP)
 test: all $(STATIC_KMEMSNOOP)
 	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tests/run.sh
 
-vmtest: $(STATIC_KMEMSNOOP) tests/workload
+vmtest: $(STATIC_KMEMSNOOP) tests/workload tests/bpf_progs
 	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tools/vmtest
 
 # Benchmark programs: the workloads and the empty-program floor.
@@ -207,4 +215,4 @@ vmlinux:
 
 clean:
 	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
-		tests/nodwarf_fixture tests/workload $(BENCH_PROGS)
+		tests/nodwarf_fixture tests/workload tests/bpf_progs $(BENCH_PROGS)

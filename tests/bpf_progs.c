@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The BPF programs' logic in isolation: kmemsnoop's own object, loaded
+ * with chosen switches, its raw_tp entry points run on crafted tracepoint
+ * arguments with BPF_PROG_TEST_RUN, and its maps read back.  This reaches
+ * what a workload cannot provoke on demand: a free BPF never saw, a full
+ * bucket, a page freed with another order, and the same event counted by
+ * two parts of the object at once.
+ *
+ * Needs root.  Prints PASS:/FAIL:/SKIP: lines (tests/run.sh counts them);
+ * exits 1 when something failed.  Both allocinfo paths run: with BPF
+ * atomics (raw_*, the bucketed table) where the kernel has them, and
+ * without (rawc_*, hash maps), which every kernel loads.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "kernel_features.h"
+#include "histmaps.h"
+#include "kmemsnoop.h"
+#include "kmemsnoop.skel.h"
+#include "record.h"
+
+#define CPU 0                       /* the tests run pinned here */
+#define SITE1 0xffffffff81100000ULL /* call sites: any kernel-looking address */
+#define SITE2 0xffffffff81200000ULL
+#define PTR 0xffff888100001000ULL
+#define GFP_KERNEL 0xcc0
+
+static int failures;
+static struct kernel_features kf;
+static int ncpus;
+
+/* "PASS: name", or "FAIL: name: what was seen": fmt starts with the name
+ * and a colon. */
+__attribute__((format(printf, 2, 3))) static void result(bool ok, const char *fmt, ...)
+{
+	char line[1024], *colon;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	colon = strchr(line, ':');
+	if (ok && colon)
+		*colon = '\0';
+	printf("%s: %s\n", ok ? "PASS" : "FAIL", line);
+	failures += !ok;
+}
+
+/* --- the object ----------------------------------------------------------------- */
+
+struct setup {
+	bool stream, hist, allocinfo;
+	bool atomics;           /* the raw_ entry points, else rawc_ */
+	__u32 buckets;          /* allocinfo's table: a power of two */
+	__u64 min_size, max_size; /* a size filter when max_size is set */
+};
+
+static struct bpf_program *entry(struct kmemsnoop_bpf *skel, bool atomics, const char *tp)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s%s", atomics ? "raw_" : "rawc_", tp);
+	return bpf_object__find_program_by_name(skel->obj, name);
+}
+
+static const char *const used_tps[] = { "kmalloc", "kfree", "mm_page_alloc", "mm_page_free" };
+
+/* Rodata and map sizes as the modes set them for these cases. */
+static void configure(struct kmemsnoop_bpf *skel, const struct setup *s)
+{
+	struct kmemsnoop_bpf__rodata *ro = skel->rodata;
+	struct bpf_program *prog;
+
+	ro->do_stream = s->stream;
+	ro->do_hist = s->hist;
+	ro->do_allocinfo = s->allocinfo;
+	ro->filtered_free_classes = s->stream || s->hist ? EV_ALL : 0;
+	ro->page_size = 4096;
+	ro->kmalloc_args = kf.kmalloc_args;
+	ro->cache_alloc_args = kf.cache_alloc_args;
+	ro->cache_free_args = kf.cache_free_args;
+	if (s->max_size) {
+		ro->filter_size = ro->sized_frees = true;
+		ro->min_size = s->min_size;
+		ro->max_size = s->max_size;
+		bpf_map__set_max_entries(skel->maps.sized_ptrs, 64);
+	}
+	if (s->allocinfo) {
+		ro->ai_max_sites = 16;
+		ro->ai_bucket_mask = s->buckets - 1;
+		ro->ai_bucket_shift = 64 - (s->buckets > 1 ? __builtin_ctz(s->buckets) : 1);
+		bpf_map__set_max_entries(skel->maps.ai_table, s->buckets);
+		bpf_map__set_max_entries(skel->maps.ai_site_ids, 16);
+		bpf_map__set_max_entries(skel->maps.ai_counts, 16);
+		bpf_map__set_max_entries(skel->maps.ai_ptrs, 64);
+		bpf_map__set_max_entries(skel->maps.ai_sites, 16);
+		bpf_map__set_max_entries(skel->maps.ai_stack_map, 64);
+	}
+	if (s->stream)
+		bpf_map__set_max_entries(skel->maps.rings, ncpus);
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, false);
+	for (size_t i = 0; i < sizeof(used_tps) / sizeof(used_tps[0]); i++)
+		bpf_program__set_autoload(entry(skel, s->atomics, used_tps[i]), true);
+}
+
+static struct kmemsnoop_bpf *load(const struct setup *s, const char *name)
+{
+	struct kmemsnoop_bpf *skel = kmemsnoop_bpf__open();
+
+	if (!skel) {
+		result(false, "%s: opening the BPF object: %s", name, strerror(errno));
+		return NULL;
+	}
+	configure(skel, s);
+	if (kmemsnoop_bpf__load(skel)) {
+		result(false, "%s: loading: %s", name, strerror(errno));
+		kmemsnoop_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/* Runs the entry point of tp on args; false (and a FAIL) if the kernel
+ * refused to run it. */
+static bool run(struct kmemsnoop_bpf *skel, const struct setup *s, const char *tp,
+		const __u64 *args, size_t nargs)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = nargs * sizeof(*args));
+	int err = bpf_prog_test_run_opts(bpf_program__fd(entry(skel, s->atomics, tp)), &opts);
+
+	if (err)
+		result(false, "running %s with BPF_PROG_TEST_RUN: %s", tp, strerror(errno));
+	return !err;
+}
+
+/* kmalloc(call_site, ptr, bytes_req, bytes_alloc, gfp[, node]). */
+static bool kmalloc(struct kmemsnoop_bpf *skel, const struct setup *s, __u64 site, __u64 ptr,
+		    __u64 req, __u64 alloc)
+{
+	__u64 args[6] = { site, ptr, req, alloc, GFP_KERNEL, (__u64)-1 };
+
+	return run(skel, s, "kmalloc", args, kf.kmalloc_args == KMT_KMALLOC_NODE ? 6 : 5);
+}
+
+static bool kfree(struct kmemsnoop_bpf *skel, const struct setup *s, __u64 ptr)
+{
+	__u64 args[2] = { SITE1, ptr };
+
+	return run(skel, s, "kfree", args, 2);
+}
+
+/* --- reading the maps ------------------------------------------------------------ */
+
+/* A site's bytes and calls, summed over the CPUs (-1, -1 when absent). */
+static void site_counts(struct kmemsnoop_bpf *skel, const struct setup *s, __u64 site,
+			long long *bytes, long long *calls)
+{
+	struct kmt_ai_count per_cpu[ncpus];
+	__u32 idx;
+	int err;
+
+	*bytes = *calls = -1;
+	if (s->atomics) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.ai_site_ids), &site, &idx))
+			return;
+		err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.ai_counts), &idx, per_cpu);
+	} else {
+		err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.ai_sites), &site, per_cpu);
+	}
+	if (err)
+		return;
+	*bytes = *calls = 0;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		*bytes += per_cpu[cpu].bytes;
+		*calls += per_cpu[cpu].calls;
+	}
+}
+
+static struct kmt_ai_stats ai_stats(struct kmemsnoop_bpf *skel)
+{
+	struct kmt_ai_stats per_cpu[ncpus], sum = { 0 };
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.ai_stats), &zero, per_cpu))
+		return sum;
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		for (size_t i = 0; i < sizeof(sum) / sizeof(__u64); i++)
+			((__u64 *)&sum)[i] += ((__u64 *)&per_cpu[cpu])[i];
+	return sum;
+}
+
+/* This CPU's level-0 histogram counters. */
+static bool hist_level0(struct kmemsnoop_bpf *skel, struct kmt_hist_level *out)
+{
+	struct kmt_hist_cpu *per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	__u32 zero = 0;
+	bool ok = per_cpu &&
+		  !bpf_map_lookup_elem(bpf_map__fd(skel->maps.hist_cpu), &zero, per_cpu);
+
+	if (ok)
+		*out = per_cpu[CPU].level[0];
+	free(per_cpu);
+	return ok;
+}
+
+static unsigned long long sum_slots(const __u64 *slots)
+{
+	unsigned long long n = 0;
+
+	for (int i = 0; i < KMT_HIST_SLOTS; i++)
+		n += slots[i];
+	return n;
+}
+
+/* --- allocinfo ------------------------------------------------------------------------ */
+
+static const char *path_name(const struct setup *s)
+{
+	return s->atomics ? "table" : "hash";
+}
+
+/* Its free unseen, a pointer allocated again: the first allocation is
+ * retired and counted as replaced; a second free is untracked. */
+static void test_missed_free(const struct setup *base)
+{
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	long long b1, c1, b2, c2;
+	struct kmt_ai_stats st;
+
+	s.allocinfo = true;
+	s.buckets = 4;
+	skel = load(&s, "allocinfo.missed_free");
+	if (!skel)
+		return;
+	if (kmalloc(skel, &s, SITE1, PTR, 200, 256) && kmalloc(skel, &s, SITE2, PTR, 200, 256)) {
+		site_counts(skel, &s, SITE1, &b1, &c1);
+		site_counts(skel, &s, SITE2, &b2, &c2);
+		st = ai_stats(skel);
+		result(b1 == 0 && c1 == 0 && b2 == 256 && c2 == 1 && st.replaced == 1 &&
+			       st.replaced_bytes == 256,
+		       "allocinfo.%s.missed_free: after two allocations of one pointer: site 1 "
+		       "%lld/%lld (want 0/0), site 2 %lld/%lld (want 256/1), replaced %llu/%llu "
+		       "(want 1/256)", path_name(&s), b1, c1, b2, c2,
+		       (unsigned long long)st.replaced, (unsigned long long)st.replaced_bytes);
+	}
+	if (kfree(skel, &s, PTR)) {
+		site_counts(skel, &s, SITE2, &b2, &c2);
+		st = ai_stats(skel);
+		result(b2 == 0 && c2 == 0 && st.untracked_frees[KMT_TYPE_KMALLOC] == 0,
+		       "allocinfo.%s.free: site 2 %lld/%lld after the free (want 0/0), %llu "
+		       "untracked (want 0)", path_name(&s), b2, c2,
+		       (unsigned long long)st.untracked_frees[KMT_TYPE_KMALLOC]);
+	}
+	if (kfree(skel, &s, PTR)) {
+		st = ai_stats(skel);
+		result(st.untracked_frees[KMT_TYPE_KMALLOC] == 1,
+		       "allocinfo.%s.double_free: a second free is untracked: %llu (want 1)",
+		       path_name(&s), (unsigned long long)st.untracked_frees[KMT_TYPE_KMALLOC]);
+	}
+	kmemsnoop_bpf__destroy(skel);
+}
+
+/* NULL and ZERO_SIZE_PTR allocate nothing; kfree(NULL) frees nothing. */
+static void test_zero(const struct setup *base)
+{
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	long long b, c;
+	struct kmt_ai_stats st;
+
+	s.allocinfo = true;
+	s.buckets = 4;
+	skel = load(&s, "allocinfo.zero");
+	if (!skel)
+		return;
+	if (kmalloc(skel, &s, SITE1, 0, 100, 128) &&
+	    kmalloc(skel, &s, SITE1, KMT_ZERO_SIZE_PTR, 0, 0) && kfree(skel, &s, 0) &&
+	    kfree(skel, &s, KMT_ZERO_SIZE_PTR)) {
+		site_counts(skel, &s, SITE1, &b, &c);
+		st = ai_stats(skel);
+		result(b == -1 && st.untracked_frees[KMT_TYPE_KMALLOC] == 0,
+		       "allocinfo.%s.zero: NULL and ZERO_SIZE_PTR: site %s, %llu untracked frees "
+		       "(want no site, 0)", path_name(&s), b == -1 ? "absent" : "counted",
+		       (unsigned long long)st.untracked_frees[KMT_TYPE_KMALLOC]);
+	}
+	kmemsnoop_bpf__destroy(skel);
+}
+
+/* One bucket of 8 slots: the ninth pointer is counted as not tracked. */
+static void test_full_bucket(const struct setup *base)
+{
+	enum { SLOTS = KMT_AI_BUCKET_SLOTS };
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	struct kmt_ai_stats st;
+	long long b, c;
+	bool ran = true;
+
+	if (!s.atomics)
+		return; /* the hash map has no buckets of its own to fill */
+	s.allocinfo = true;
+	s.buckets = 1;
+	skel = load(&s, "allocinfo.full_bucket");
+	if (!skel)
+		return;
+	for (int i = 0; i <= SLOTS && ran; i++)
+		ran = kmalloc(skel, &s, SITE1, PTR + i * 64, 64, 64);
+	site_counts(skel, &s, SITE1, &b, &c);
+	st = ai_stats(skel);
+	result(ran && b == SLOTS * 64 && c == SLOTS && st.ptrs_full == 1 && st.ptrs_full_bytes == 64,
+	       "allocinfo.table.full_bucket: %d allocations into one bucket of %d: site %lld/%lld "
+	       "(want %d/%d), not counted %llu/%llu (want 1/64)", SLOTS + 1, SLOTS, b, c,
+	       SLOTS * 64, SLOTS, (unsigned long long)st.ptrs_full,
+	       (unsigned long long)st.ptrs_full_bytes);
+	for (int i = 0; i < SLOTS && ran; i++)
+		ran = kfree(skel, &s, PTR + i * 64);
+	site_counts(skel, &s, SITE1, &b, &c);
+	result(ran && b == 0 && c == 0, "allocinfo.table.full_bucket_release: after the frees "
+	       "%lld/%lld (want 0/0)", b, c);
+	kmemsnoop_bpf__destroy(skel);
+}
+
+/* A page freed with another order than allocated: the allocation ends,
+ * and the mismatch is counted. */
+static void test_page_order(const struct setup *base)
+{
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	__u64 alloc[4] = { PTR, 2, GFP_KERNEL, 0 }, free_args[2] = { PTR, 0 };
+	struct kmt_ai_stats st;
+
+	s.allocinfo = true;
+	s.buckets = 4;
+	skel = load(&s, "allocinfo.page_order");
+	if (!skel)
+		return;
+	if (run(skel, &s, "mm_page_alloc", alloc, 4) &&
+	    run(skel, &s, "mm_page_free", free_args, 2)) {
+		st = ai_stats(skel);
+		result(st.order_mismatch == 1 && st.stack_failed == 0 &&
+			       st.untracked_frees[KMT_TYPE_PAGES] == 0,
+		       "allocinfo.%s.page_order: order 2 allocated, order 0 freed: mismatch %llu "
+		       "(want 1), untracked %llu (want 0), no stack %llu (want 0)", path_name(&s),
+		       (unsigned long long)st.order_mismatch,
+		       (unsigned long long)st.untracked_frees[KMT_TYPE_PAGES],
+		       (unsigned long long)st.stack_failed);
+	}
+	kmemsnoop_bpf__destroy(skel);
+}
+
+/* --- hist, filters, both parts at once --------------------------------------------- */
+
+static void test_hist(const struct setup *base)
+{
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	struct kmt_hist_level l;
+	__u32 slot = kmt_hist_slot(256);
+
+	s.hist = true;
+	skel = load(&s, "hist.counts");
+	if (!skel)
+		return;
+	if (kmalloc(skel, &s, SITE1, PTR, 200, 256) && kmalloc(skel, &s, SITE1, 0, 300, 512) &&
+	    kfree(skel, &s, PTR) && hist_level0(skel, &l))
+		result(l.slots[KMT_TYPE_KMALLOC][slot] == 1 && l.bytes_alloc[KMT_TYPE_KMALLOC] == 256 &&
+			       l.bytes_req[KMT_TYPE_KMALLOC] == 200 &&
+			       l.failed[KMT_TYPE_KMALLOC] == 1 && l.frees[KMT_TYPE_KMALLOC] == 1,
+		       "hist.%s.counts: bucket of 256 %llu (want 1), bytes %llu/%llu (want "
+		       "256/200), failed %llu (want 1), frees %llu (want 1)", path_name(&s),
+		       (unsigned long long)l.slots[KMT_TYPE_KMALLOC][slot],
+		       (unsigned long long)l.bytes_alloc[KMT_TYPE_KMALLOC],
+		       (unsigned long long)l.bytes_req[KMT_TYPE_KMALLOC],
+		       (unsigned long long)l.failed[KMT_TYPE_KMALLOC],
+		       (unsigned long long)l.frees[KMT_TYPE_KMALLOC]);
+	kmemsnoop_bpf__destroy(skel);
+}
+
+/*
+ * --hist and --allocinfo in one object with --min-size 100 --max-size 200:
+ * an allocation of 50 bytes counts nowhere, nor does its free; one of 150
+ * counts in both, and so does its free.
+ */
+static void test_filter_both(const struct setup *base)
+{
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	struct kmt_hist_level l;
+	long long b, c;
+
+	s.hist = s.allocinfo = true;
+	s.buckets = 4;
+	s.min_size = 100;
+	s.max_size = 200;
+	skel = load(&s, "both.size_filter");
+	if (!skel)
+		return;
+	if (!kmalloc(skel, &s, SITE1, PTR, 50, 64) || !kmalloc(skel, &s, SITE2, PTR + 64, 150, 192) ||
+	    !hist_level0(skel, &l)) {
+		kmemsnoop_bpf__destroy(skel);
+		return;
+	}
+	site_counts(skel, &s, SITE1, &b, &c);
+	result(b == -1 && sum_slots(l.slots[KMT_TYPE_KMALLOC]) == 1 &&
+		       l.bytes_req[KMT_TYPE_KMALLOC] == 150,
+	       "both.%s.size_filter: 50 bytes: site %s (want absent); hist %llu allocations of "
+	       "%llu bytes requested (want 1 of 150)", path_name(&s), b == -1 ? "absent" : "counted",
+	       (unsigned long long)sum_slots(l.slots[KMT_TYPE_KMALLOC]),
+	       (unsigned long long)l.bytes_req[KMT_TYPE_KMALLOC]);
+	site_counts(skel, &s, SITE2, &b, &c);
+	result(b == 192 && c == 1, "both.%s.allocinfo: 150 bytes: site %lld/%lld (want 192/1)",
+	       path_name(&s), b, c);
+	if (kfree(skel, &s, PTR) && kfree(skel, &s, PTR + 64) && hist_level0(skel, &l)) {
+		site_counts(skel, &s, SITE2, &b, &c);
+		result(l.frees[KMT_TYPE_KMALLOC] == 1 && b == 0 && c == 0,
+		       "both.%s.frees: hist frees %llu (want 1: the filtered one's free is "
+		       "filtered too), site %lld/%lld (want 0/0)", path_name(&s),
+		       (unsigned long long)l.frees[KMT_TYPE_KMALLOC], b, c);
+	}
+	kmemsnoop_bpf__destroy(skel);
+}
+
+/* --- the stream ----------------------------------------------------------------------- */
+
+struct captured {
+	int n;
+	struct kmt_event ev;
+	enum kmt_decode_status st;
+};
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct captured *cap = ctx;
+
+	cap->n++;
+	cap->st = kmt_decode(data, size, &cap->ev);
+	return 0;
+}
+
+/* One kmalloc, one record, decoding to the arguments. */
+static void test_stream(const struct setup *base)
+{
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	struct ring_buffer *rb = NULL;
+	struct captured cap = { 0 };
+	__u32 cpu = CPU;
+	int fd;
+
+	s.stream = true;
+	skel = load(&s, "stream.record");
+	if (!skel)
+		return;
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "test_ring", 0, 0, 1 << 16, NULL);
+	if (fd < 0 || bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &cpu, &fd, BPF_ANY) ||
+	    !(rb = ring_buffer__new(fd, on_record, &cap, NULL))) {
+		result(false, "stream.record: making the ring: %s", strerror(errno));
+	} else if (kmalloc(skel, &s, SITE1, PTR, 200, 256)) {
+		ring_buffer__consume(rb);
+		result(cap.n == 1 && cap.st == KMT_OK && cap.ev.event_size == 96 &&
+			       cap.ev.call_site == SITE1 && cap.ev.ptr == PTR &&
+			       cap.ev.bytes_req == 200 && cap.ev.bytes_alloc == 256 &&
+			       cap.ev.gfp_flags == GFP_KERNEL && cap.ev.has_task &&
+			       cap.ev.pid == (__u32)getpid() && cap.ev.cpu == CPU,
+		       "stream.%s.record: %d records (want 1), decoded %s, size %u (want 96), "
+		       "call site %llx, ptr %llx, %llu/%llu bytes (want 200/256), pid %u, cpu %u",
+		       path_name(&s), cap.n, kmt_decode_error(cap.st), cap.ev.event_size,
+		       (unsigned long long)cap.ev.call_site, (unsigned long long)cap.ev.ptr,
+		       (unsigned long long)cap.ev.bytes_req, (unsigned long long)cap.ev.bytes_alloc,
+		       cap.ev.pid, cap.ev.cpu);
+	}
+	ring_buffer__free(rb);
+	if (fd >= 0)
+		close(fd);
+	kmemsnoop_bpf__destroy(skel);
+}
+
+/* --- main ------------------------------------------------------------------------------ */
+
+static int silent(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	(void)level;
+	return getenv("VERBOSE") ? vfprintf(stderr, fmt, args) : 0;
+}
+
+static bool pin_to_cpu(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(CPU, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+/* Whether this kernel runs raw_tp programs on demand at all. */
+static bool test_run_works(void)
+{
+	struct setup s = { .hist = true };
+	struct kmemsnoop_bpf *skel = kmemsnoop_bpf__open();
+	__u64 args[6] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
+	bool ok;
+
+	if (!skel)
+		return false;
+	configure(skel, &s);
+	ok = !kmemsnoop_bpf__load(skel) &&
+	     !bpf_prog_test_run_opts(bpf_program__fd(entry(skel, false, "kfree")), &opts);
+	kmemsnoop_bpf__destroy(skel);
+	return ok;
+}
+
+int main(void)
+{
+	struct btf *btf;
+	char why[256];
+
+	libbpf_set_print(silent);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	btf = btf__load_vmlinux_btf();
+	ncpus = libbpf_num_possible_cpus();
+	if (!btf || kernel_features_detect(btf, &kf, why, sizeof(why)) || ncpus <= 0 || !pin_to_cpu()) {
+		printf("FAIL: progs.setup: no BTF, kernel features, CPU count or CPU %d\n", CPU);
+		return 1;
+	}
+	btf__free(btf);
+	if (!test_run_works()) {
+		printf("SKIP: progs: this kernel will not run raw_tp programs with "
+		       "BPF_PROG_TEST_RUN (%s)\n", strerror(errno));
+		return 0;
+	}
+	for (int atomics = 0; atomics <= 1; atomics++) {
+		struct setup base = { .atomics = atomics };
+
+		if (atomics && !kf.atomic_fetch) {
+			printf("SKIP: progs.table: no BPF atomics on this kernel (5.12+): the "
+			       "bucketed table is not used here\n");
+			continue;
+		}
+		test_missed_free(&base);
+		test_zero(&base);
+		test_full_bucket(&base);
+		test_page_order(&base);
+		test_hist(&base);
+		test_filter_both(&base);
+		test_stream(&base);
+	}
+	return failures ? 1 : 0;
+}
