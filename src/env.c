@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,13 +177,11 @@ static bool opt_events(struct parse *p, const char *arg)
 
 static bool opt_min_size(struct parse *p, const char *arg)
 {
-	p->env->size_filter = true;
 	return parse_size(arg, &p->env->min_size) || bad(p, "invalid --min-size '%s'", arg);
 }
 
 static bool opt_max_size(struct parse *p, const char *arg)
 {
-	p->env->size_filter = true;
 	return parse_size(arg, &p->env->max_size) || bad(p, "invalid --max-size '%s'", arg);
 }
 
@@ -208,16 +207,8 @@ static bool opt_buffer_size(struct parse *p, const char *arg)
 {
 	uint64_t *size = &p->env->ring_size;
 
-	p->env->ring_size_set = true;
 	if (!parse_size(arg, size) || *size < 65536 || *size > (1ULL << 30) || (*size & (*size - 1)))
 		return bad(p, "invalid buffer size '%s': a power of two from 64K to 1G", arg);
-	return true;
-}
-
-static bool opt_raw_tp(struct parse *p, const char *arg)
-{
-	(void)arg;
-	p->env->force_raw_tp = true;
 	return true;
 }
 
@@ -231,7 +222,6 @@ static bool opt_nice(struct parse *p, const char *arg)
 	if (errno || end == arg || *end || v < -20 || v > 19)
 		return bad(p, "invalid --nice '%s': -20 to 19", arg);
 	p->env->nice = (int)v;
-	p->env->nice_given = true;
 	return true;
 }
 
@@ -240,21 +230,6 @@ static bool opt_allocinfo(struct parse *p, const char *arg)
 	if (arg && strcmp(arg, "total") != 0)
 		return bad(p, "invalid --allocinfo value '%s': only 'total'", arg);
 	p->env->ai_total = arg != NULL;
-	p->env->allocinfo = true;
-	return true;
-}
-
-static bool opt_stacks(struct parse *p, const char *arg)
-{
-	(void)arg;
-	p->env->ai_stacks = true;
-	return true;
-}
-
-static bool opt_folded(struct parse *p, const char *arg)
-{
-	(void)arg;
-	p->env->ai_folded = true;
 	return true;
 }
 
@@ -292,7 +267,6 @@ static bool opt_hist(struct parse *p, const char *arg)
 		p->env->hist_value = KMT_HIST_REQ;
 	else
 		return bad(p, "invalid --hist '%s': use --hist, --hist=alloc or --hist=req", arg);
-	p->env->hist = true;
 	return true;
 }
 
@@ -306,7 +280,6 @@ static bool opt_hist_by(struct parse *p, const char *arg)
 	for (int i = KMT_BY_NONE + 1; i < KMT_BY_COUNT; i++) {
 		if (!strcmp(arg, names[i])) {
 			p->env->hist_by = i;
-			p->env->hist = true;
 			return true;
 		}
 	}
@@ -315,15 +288,14 @@ static bool opt_hist_by(struct parse *p, const char *arg)
 
 static bool opt_top(struct parse *p, const char *arg)
 {
-	p->env->top_set = true;
 	return parse_int_range(arg, 1, MAX_TOP, &p->env->top) ||
 	       bad(p, "invalid --top '%s': a number from 1 to 10000", arg);
 }
 
-static bool opt_live(struct parse *p, const char *arg)
+/* --live implies --hist. */
+static bool opt_hist_on(struct parse *p, const char *arg)
 {
 	(void)arg;
-	p->env->live = true;
 	p->env->hist = true;
 	return true;
 }
@@ -338,14 +310,8 @@ static bool opt_hist_keys(struct parse *p, const char *arg)
 	return true;
 }
 
-static bool opt_verbose(struct parse *p, const char *arg)
-{
-	(void)arg;
-	p->env->verbose = true;
-	return true;
-}
-
-/* --help and --version end parsing: their handlers are never called. */
+/* Options that only set their flag; --help and --version, which end
+ * parsing. */
 static bool opt_none(struct parse *p, const char *arg)
 {
 	(void)p;
@@ -368,6 +334,9 @@ static const char *const group_titles[] = {
 /* Long-only options get a getopt value above every character. */
 #define LONG_ONLY(n) (0x100 + (n))
 
+/* A bool of struct env that an option sets to true; 0: none. */
+#define FLAG(field) (offsetof(struct env, field) + 1)
+
 struct opt_spec {
 	const char *name;
 	int key;            /* the short option's letter, or LONG_ONLY(n) */
@@ -375,7 +344,8 @@ struct opt_spec {
 	const char *value;  /* what --help shows after the name: "=PID", "[=total]" */
 	enum opt_group group;
 	const char *help;
-	bool (*parse)(struct parse *p, const char *arg);
+	bool (*parse)(struct parse *p, const char *arg); /* its value, if any */
+	size_t flag;        /* FLAG(field): set when the option is given */
 };
 
 enum { KEY_HELP = 'h', KEY_VERSION = 'V' };
@@ -383,26 +353,27 @@ enum { KEY_HELP = 'h', KEY_VERSION = 'V' };
 static const struct opt_spec options[] = {
 	{ "pid", 'p', required_argument, "=PID", GROUP_FILTER,
 	  "only process PID (all its threads), and the processes it forks after the trace "
-	  "starts; ends when they are gone", opt_pid },
-	{ "tid", 't', required_argument, "=TID", GROUP_FILTER, "only thread TID", opt_tid },
+	  "starts; ends when they are gone", opt_pid, 0 },
+	{ "tid", 't', required_argument, "=TID", GROUP_FILTER, "only thread TID", opt_tid, 0 },
 	{ "comm", 'c', required_argument, "=COMM", GROUP_FILTER,
-	  "only tasks whose name (comm) is COMM", opt_comm },
-	{ "cpu", 'C', required_argument, "=CPU", GROUP_FILTER, "only events on CPU", opt_cpu },
+	  "only tasks whose name (comm) is COMM", opt_comm, 0 },
+	{ "cpu", 'C', required_argument, "=CPU", GROUP_FILTER, "only events on CPU", opt_cpu, 0 },
 	{ "events", 'e', required_argument, "=LIST", GROUP_FILTER,
 	  "event classes, comma separated: kmalloc (kmalloc, kfree), cache (kmem_cache_alloc, "
-	  "kmem_cache_free), page (mm_page_alloc, mm_page_free); default: all", opt_events },
+	  "kmem_cache_free), page (mm_page_alloc, mm_page_free); default: all", opt_events, 0 },
 	{ "min-size", LONG_ONLY(0), required_argument, "=BYTES", GROUP_FILTER,
 	  "only allocations of at least BYTES requested (pages: PAGE_SIZE << order), and the "
-	  "frees of those", opt_min_size },
+	  "frees of those", opt_min_size, FLAG(size_filter) },
 	{ "max-size", LONG_ONLY(1), required_argument, "=BYTES", GROUP_FILTER,
-	  "only allocations of at most BYTES requested, and their frees", opt_max_size },
+	  "only allocations of at most BYTES requested, and their frees", opt_max_size,
+	  FLAG(size_filter) },
 
 	{ "output", 'o', required_argument, "=DIR", GROUP_OUTPUT,
 	  "write kmemtrace binary files instead of text: DIR/cpuN (each CPU's records in "
 	  "order), DIR/abi_version, DIR/total_overruns (bytes lost), DIR/total_overrun_events",
-	  opt_output },
+	  opt_output, 0 },
 	{ "input", 'i', required_argument, "=DIR", GROUP_OUTPUT,
-	  "read such a directory and print it as text, in time order", opt_input },
+	  "read such a directory and print it as text, in time order", opt_input, 0 },
 
 	{ "allocinfo", LONG_ONLY(2), optional_argument, "", GROUP_ALLOCINFO,
 	  "count in BPF maps, per call site, the bytes and the number of the allocations made "
@@ -412,65 +383,68 @@ static const struct opt_spec options[] = {
 	  "lines under its two header lines. The tag is \"file:line [module] func:function\" "
 	  "with kernel debug information, else \"function+0xoff [module] func:function\". "
 	  "Pages are tagged by the first caller outside the page allocator, found in their "
-	  "kernel stack", opt_allocinfo },
+	  "kernel stack", opt_allocinfo, FLAG(allocinfo) },
 	{ "allocinfo", 0, optional_argument, "=total", GROUP_ALLOCINFO,
 	  "all the bytes and calls allocated during the session, freed or not (only "
-	  "allocations are traced)", NULL },
+	  "allocations are traced)", NULL, 0 },
 	{ "stacks", LONG_ONLY(3), no_argument, "", GROUP_ALLOCINFO,
 	  "key by kernel stack instead of call site; every entry is followed by its frames, "
-	  "innermost first", opt_stacks },
+	  "innermost first", opt_none, FLAG(ai_stacks) },
 	{ "folded", LONG_ONLY(4), no_argument, "", GROUP_ALLOCINFO,
 	  "with --stacks: print \"outer;...;inner bytes\" lines, as flame graph tools read "
-	  "them, instead", opt_folded },
+	  "them, instead", opt_none, FLAG(ai_folded) },
 	{ "vmlinux", LONG_ONLY(5), required_argument, "=PATH", GROUP_ALLOCINFO,
 	  "the running kernel's vmlinux with DWARF, for file:line tags (default: searched in "
 	  "/usr/lib/debug/boot, /usr/lib/debug/lib/modules/RELEASE, /boot, /lib/modules)",
-	  opt_vmlinux },
+	  opt_vmlinux, 0 },
 	{ "max-ptrs", LONG_ONLY(6), required_argument, "=N", GROUP_ALLOCINFO,
 	  "allocations tracked at once (default 1M; 64 bytes of kernel memory each, about 90 "
 	  "before Linux 5.12); what does not fit is counted and reported, not tracked",
-	  opt_max_ptrs },
+	  opt_max_ptrs, 0 },
 	{ "max-stacks", LONG_ONLY(7), required_argument, "=N", GROUP_ALLOCINFO,
 	  "distinct kernel stacks (default 16K with --stacks, else 4K for the page "
 	  "allocations); allocations whose stack finds no room are counted and reported",
-	  opt_max_stacks },
+	  opt_max_stacks, 0 },
 
 	{ "hist", LONG_ONLY(8), optional_argument, "[=alloc|req]", GROUP_HIST,
 	  "log2 histograms of allocation sizes, bytes allocated (default) or bytes requested, "
 	  "every INTERVAL seconds (default 1, at least 0.1), COUNT times (default: until "
 	  "Ctrl-C).  On a terminal: a live full-screen view (q or Ctrl-C quits); otherwise one "
 	  "text block per interval.  With --allocinfo too, both are counted in one run and "
-	  "each prints what it prints alone", opt_hist },
+	  "each prints what it prints alone", opt_hist, FLAG(hist) },
 	{ "hist-by", LONG_ONLY(9), required_argument, "=KEY", GROUP_HIST,
 	  "one histogram per KEY: cache (the slab cache; kmalloc by size class, pages by "
 	  "order), callsite (the allocating function), comm (task name), event (kmalloc, "
 	  "kmem_cache_alloc, mm_page_alloc) or order (page order); implies --hist.  The live "
-	  "view's two tables: KEY (default cache) and call sites (or caches)", opt_hist_by },
+	  "view's two tables: KEY (default cache) and call sites (or caches)", opt_hist_by,
+	  FLAG(hist) },
 	{ "top", LONG_ONLY(10), required_argument, "=N", GROUP_HIST,
-	  "show the N busiest keys (default 10; live view: as many as fit)", opt_top },
+	  "show the N busiest keys (default 10; live view: as many as fit)", opt_top,
+	  FLAG(top_set) },
 	{ "live", LONG_ONLY(11), no_argument, "", GROUP_HIST,
-	  "the live view even when stdout is not a terminal (implies --hist)", opt_live },
+	  "the live view even when stdout is not a terminal (implies --hist)", opt_hist_on,
+	  FLAG(live) },
 	{ "hist-keys", LONG_ONLY(12), required_argument, "=N", GROUP_HIST,
 	  "room for N keys per table (default: up to 16384, less with many CPUs, about 32 MiB "
 	  "in all); allocations whose key finds no room are counted as untracked",
-	  opt_hist_keys },
+	  opt_hist_keys, 0 },
 
 	{ "duration", 'd', required_argument, "=SECONDS", GROUP_CONTROL,
-	  "stop after SECONDS (default: until Ctrl-C or SIGTERM)", opt_duration },
+	  "stop after SECONDS (default: until Ctrl-C or SIGTERM)", opt_duration, 0 },
 	{ "buffer-size", 'b', required_argument, "=SIZE", GROUP_CONTROL,
 	  "ring buffer per CPU, a power of two >= 64K, K/M/G suffixes allowed (default 8M); "
 	  "records that find it full are lost and counted (streaming only: --allocinfo and "
-	  "--hist have no ring buffer)", opt_buffer_size },
+	  "--hist have no ring buffer)", opt_buffer_size, FLAG(ring_size_set) },
 	{ "raw-tp", LONG_ONLY(13), no_argument, "", GROUP_CONTROL,
-	  "use raw_tp programs even where tp_btf works", opt_raw_tp },
+	  "use raw_tp programs even where tp_btf works", opt_none, FLAG(force_raw_tp) },
 	{ "nice", LONG_ONLY(14), required_argument, "=N", GROUP_CONTROL,
 	  "scheduling priority of kmemsnoop, -20 to 19 (default -10): above the programs it "
 	  "traces, so that CPUs busy allocating do not starve it into losing records",
-	  opt_nice },
+	  opt_nice, FLAG(nice_given) },
 	{ "verbose", 'v', no_argument, "", GROUP_CONTROL,
-	  "show libbpf's messages and what was detected", opt_verbose },
-	{ "help", KEY_HELP, no_argument, "", GROUP_CONTROL, "this help", opt_none },
-	{ "version", KEY_VERSION, no_argument, "", GROUP_CONTROL, "print the version", opt_none },
+	  "show libbpf's messages and what was detected", opt_none, FLAG(verbose) },
+	{ "help", KEY_HELP, no_argument, "", GROUP_CONTROL, "this help", opt_none, 0 },
+	{ "version", KEY_VERSION, no_argument, "", GROUP_CONTROL, "print the version", opt_none, 0 },
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -752,7 +726,11 @@ enum env_status env_parse(int argc, char **argv, struct env *env, char *err, siz
 			return ENV_HELP;
 		if (key == KEY_VERSION)
 			return ENV_VERSION;
-		if (!o || !o->parse(&p, optarg))
+		if (!o)
+			return ENV_USAGE;
+		if (o->flag)
+			*(bool *)((char *)env + o->flag - 1) = true;
+		if (!o->parse(&p, optarg))
 			return ENV_USAGE;
 	}
 	if (!parse_positionals(&p, argc - optind, argv + optind))
