@@ -252,8 +252,9 @@ static void test_missed_free(const struct setup *base)
 			       st.replaced_bytes == 256,
 		       "allocinfo.%s.missed_free: after two allocations of one pointer: site 1 "
 		       "%lld/%lld (want 0/0), site 2 %lld/%lld (want 256/1), replaced %llu/%llu "
-		       "(want 1/256)", path_name(&s), b1, c1, b2, c2,
-		       (unsigned long long)st.replaced, (unsigned long long)st.replaced_bytes);
+		       "(want 1/256), not counted %llu (want 0)", path_name(&s), b1, c1, b2, c2,
+		       (unsigned long long)st.replaced, (unsigned long long)st.replaced_bytes,
+		       (unsigned long long)st.ptrs_full);
 	}
 	if (kfree(skel, &s, PTR)) {
 		site_counts(skel, &s, SITE2, &b2, &c2);

@@ -345,7 +345,10 @@ static __always_inline int ai_alloc_hash(__u64 site, __u64 ptr, __u64 bytes)
 		val.site = site;
 		val.bytes = bytes;
 		err = bpf_map_update_elem(&ai_ptrs, &ptr, &val, BPF_NOEXIST);
-		if (err == -AI_EEXIST)
+		/* As an int: before 6.4 the verifier calls the hash map's
+		 * update directly, whose int result is not sign-extended
+		 * (-EEXIST reads 0xffffffef). */
+		if ((int)err == -AI_EEXIST)
 			err = ai_replace(ptr, &val);
 		if (err) { /* -E2BIG: full; -EBUSY: its bucket is locked on this CPU */
 			AI_COUNT_LOST(ptrs_full, bytes);
