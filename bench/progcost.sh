@@ -27,20 +27,20 @@ trap 'sysctl -qw kernel.bpf_stats_enabled="$old"' EXIT
 sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 tmp=$(mktemp -d) || die "no scratch directory"
 
-# One round: "name runs ns" per program the kmemsnoop process loaded
-# (those with ids above every id before it started).
+# One round: "name runs ns" per program the kmemsnoop process holds (the
+# ids in its /proc/PID/fdinfo: other tracers may be loaded meanwhile).
 round() {
-	local pid ids first
-	first=$("$BPFTOOL" prog show -j | jq '[.[].id] | max // 0')
+	local pid id
 	"$KS" "$@" >/dev/null 2>"$tmp/err" &
 	pid=$!
 	for _ in $(seq 100); do grep -q Tracing "$tmp/err" && break; sleep 0.1; done
 	bench/churn "$WORKLOAD" "$SECONDS_PER_RUN" 1 >/dev/null
-	ids=$("$BPFTOOL" prog show -j | jq -r --argjson f "$first" \
-		'.[] | select(.id > $f) | "\(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"')
+	for id in $(awk '$1 == "prog_id:" { print $2 }' /proc/"$pid"/fdinfo/* 2>/dev/null | sort -u); do
+		"$BPFTOOL" prog show id "$id" -j |
+			jq -r '"\(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"'
+	done
 	kill -INT "$pid"
 	wait "$pid"
-	echo "$ids"
 }
 
 for r in $(seq "$ROUNDS"); do round "$@" | sed "s/^/$r /"; done >"$tmp/all"

@@ -605,6 +605,29 @@ static const struct opt_spec *find_option(int key)
 	return NULL;
 }
 
+/*
+ * getopt_long's '?' (unknown, or a value given to an option that takes
+ * none) and ':' (a value missing).  optopt names the option when it knows
+ * it; in a group of short options ("-vx") the word alone would not.
+ */
+static bool bad_option(struct parse *p, int key, const char *word)
+{
+	const struct opt_spec *o = optopt ? find_option(optopt) : NULL;
+	char name[64];
+
+	if (o && o->key < 0x100)
+		snprintf(name, sizeof(name), "-%c", o->key);
+	else if (o)
+		snprintf(name, sizeof(name), "--%s", o->name);
+	if (key == ':')
+		return bad(p, "option '%s' needs a value", o ? name : word);
+	if (o)
+		return bad(p, "option '%s' takes no value", name);
+	if (optopt > 0 && optopt < 0x100)
+		return bad(p, "unknown option '-%c'", optopt);
+	return bad(p, "unknown option '%s'", word);
+}
+
 /* Options that only mean something with --allocinfo. */
 static bool check_allocinfo_options(struct parse *p)
 {
@@ -718,16 +741,14 @@ enum env_status env_parse(int argc, char **argv, struct env *env, char *err, siz
 	while ((key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		const struct opt_spec *o = find_option(key);
 
-		if (key == '?')
-			return bad(&p, "unknown option '%s'", argv[optind - 1]), ENV_USAGE;
-		if (key == ':')
-			return bad(&p, "option '%s' needs a value", argv[optind - 1]), ENV_USAGE;
+		if (key == '?' || key == ':')
+			return bad_option(&p, key, argv[optind - 1]), ENV_USAGE;
 		if (key == KEY_HELP)
 			return ENV_HELP;
 		if (key == KEY_VERSION)
 			return ENV_VERSION;
 		if (!o)
-			return ENV_USAGE;
+			return bad(&p, "option '%s' is not handled", argv[optind - 1]), ENV_USAGE;
 		if (o->flag)
 			*(bool *)((char *)env + o->flag - 1) = true;
 		if (!o->parse(&p, optarg))
