@@ -296,6 +296,22 @@ int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned l
 	return aitable_print(ai->table, &st, misses, out, stderr);
 }
 
+int allocinfo_read(struct allocinfo *ai, struct kmemsnoop_bpf *skel, ai_row_fn fn, void *ctx,
+		   struct kmt_ai_stats *st)
+{
+	int err;
+
+	if (!ai->symbols_fresh) {
+		alloctag_refresh(ai->tags);
+		ai->symbols_fresh = true;
+	}
+	err = read_rows(ai, skel);
+	if (err)
+		return err;
+	read_stats(ai, skel, st);
+	return aitable_visit(ai->table, fn, ctx);
+}
+
 void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
 {
 	struct kmt_ai_stats st;

@@ -51,6 +51,9 @@ struct env {
 	bool top_set;
 	unsigned int hist_keys;         /* --hist-keys: key table entries, 0 = by memory */
 	bool live;                      /* --live: the terminal view even when not a tty */
+
+	/* --listen */
+	const char *listen;             /* "[ADDR:]PORT" of the metrics endpoint */
 };
 
 /* Exit codes. */

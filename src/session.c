@@ -118,7 +118,8 @@ int session_new(struct session *s, const struct env *env)
 
 static int create_modes(struct session *s)
 {
-	static const struct mode_ops *const all[] = { &stream_mode, &hist_mode, &allocinfo_mode };
+	static const struct mode_ops *const all[] = { &stream_mode, &hist_mode, &allocinfo_mode,
+						       &exporter_mode };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		struct mode *m;

@@ -30,7 +30,7 @@ struct ksyms;
 struct kmemsnoop_bpf;
 struct bpf_link;
 
-#define SESSION_MAX_MODES 3
+#define SESSION_MAX_MODES 4
 
 struct session {
 	/* What modes may read. */

@@ -38,7 +38,7 @@ static struct stream *stream_of(struct mode *m)
 
 static bool stream_selected(const struct env *env)
 {
-	return !env->hist && !env->allocinfo;
+	return !env->hist && !env->allocinfo && !env->listen;
 }
 
 /* The hot path: every record of every ring. */
