@@ -98,7 +98,7 @@ APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/kernel_fea
 	src/pfn.c src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c \
 	src/gfp.c src/stream.c src/allocinfo.c src/aitable.c src/alloctag.c src/srcline.c \
 	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c \
-	src/metrics.c src/exporter.c
+	src/metrics.c src/exporter.c src/httpd.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
@@ -122,7 +122,7 @@ $(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS) 
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
-$(OUTPUT)/exporter.o: USER_CFLAGS += $(MHD_CFLAGS)
+$(OUTPUT)/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
 
 $(OUTPUT)/%.bpf.o: src/bpf/%.bpf.c $(wildcard src/bpf/*.h) $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
@@ -173,9 +173,13 @@ tests/workload: tests/workload.c
 
 # The same objects linked with -static, checked to need no shared library:
 # this binary runs in the test VMs' initramfs and on machines without libbpf.
-$(STATIC_KMEMSNOOP): $(APP_OBJS) $(LIBBPF_DEP)
+# Without the HTTP server of --listen: Debian's libmicrohttpd needs GnuTLS,
+# whose p11-kit has no static library (httpd_none.c says so at run time).
+STATIC_OBJS := $(filter-out $(OUTPUT)/httpd.o,$(APP_OBJS)) $(OUTPUT)/httpd_none.o
+
+$(STATIC_KMEMSNOOP): $(STATIC_OBJS) $(LIBBPF_DEP)
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -static $(APP_OBJS) $(STATIC_LIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) -static $(STATIC_OBJS) $(STATIC_LIBS) -o $@
 	@if readelf -d $@ | grep -q NEEDED; then \
 		echo "kmemsnoop: $@ still needs shared libraries:" >&2; readelf -d $@ | grep NEEDED >&2; \
 		rm -f $@; exit 1; fi

@@ -2,9 +2,9 @@
 /*
  * --listen: a Prometheus endpoint.  The BPF side counts as --hist (per
  * cache, call site and comm) and --allocinfo (outstanding per call site)
- * do together; nothing is sent per event.  libmicrohttpd serves /metrics
- * from its own thread: each scrape reads the maps under a mutex and
- * renders them (metrics.c), so the run loop has nothing to do but wait.
+ * do together; nothing is sent per event.  The HTTP server (httpd.h)
+ * serves /metrics from its own thread: each scrape reads the maps under a
+ * mutex and renders them (metrics.c), so the run loop only waits.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -14,11 +14,11 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <microhttpd.h>
 
 #include "allocinfo.h"
 #include "env.h"
 #include "hist.h"
+#include "httpd.h"
 #include "kmemsnoop.skel.h"
 #include "metrics.h"
 #include "mode.h"
@@ -26,14 +26,15 @@
 
 #define DEFAULT_ADDRESS "127.0.0.1"
 #define LISTEN_BACKLOG 16
-#define CONNECTION_TIMEOUT_S 10
+
+enum { HTTP_OK = 200, HTTP_NOT_FOUND = 404, HTTP_ERROR = 500, HTTP_UNAVAILABLE = 503 };
 
 /* The per-key tables the exporter has series for. */
 #define EXPORTER_KINDS (1U << KMT_BY_CACHE | 1U << KMT_BY_CALLSITE | 1U << KMT_BY_COMM)
 
 struct exporter {
 	struct mode mode;
-	struct MHD_Daemon *daemon;
+	struct httpd *httpd;
 	char where[128]; /* "ADDR:PORT" as the user can reach it */
 
 	pthread_mutex_t lock; /* what scrapes read and write, from here on */
@@ -143,105 +144,64 @@ static int read_maps(struct exporter *ex, char *err, size_t err_size)
 	return 0;
 }
 
-/* The page, malloc'd, in *text; its status. */
-static unsigned int scrape(struct exporter *ex, bool openmetrics, char **text, size_t *len)
+static const char plain_type[] = "text/plain; charset=utf-8";
+
+/* The metrics page, or why there is none. */
+static void scrape(struct exporter *ex, bool openmetrics, struct httpd_page *page)
 {
 	char err[256] = "";
-	unsigned int status = MHD_HTTP_OK;
-	FILE *out = open_memstream(text, len);
+	FILE *out = open_memstream(&page->body, &page->len);
 
+	page->type = plain_type;
+	page->status = HTTP_OK;
 	if (!out)
-		return MHD_HTTP_INTERNAL_SERVER_ERROR;
+		return;
 	pthread_mutex_lock(&ex->lock);
 	if (!ex->ready) {
 		fputs("kmemsnoop is starting\n", out);
-		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		page->status = HTTP_UNAVAILABLE;
 	} else if (read_maps(ex, err, sizeof(err))) {
 		fprintf(out, "kmemsnoop: %s\n", err);
 		if (!ex->said_failure)
 			fprintf(stderr, "kmemsnoop: a scrape failed: %s\n", err);
 		ex->said_failure = true;
-		status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		page->status = HTTP_ERROR;
 	} else {
 		metrics_render(ex->metrics, out, openmetrics);
+		page->type = openmetrics ? metrics_openmetrics_type : metrics_text_type;
 		ex->scrapes++;
 	}
 	pthread_mutex_unlock(&ex->lock);
-	if (fclose(out))
-		return MHD_HTTP_INTERNAL_SERVER_ERROR;
-	return status;
-}
-
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *text,
-			     size_t len, const char *type)
-{
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-	enum MHD_Result ret;
-
-	if (!resp) {
-		free(text);
-		return MHD_NO;
+	if (fclose(out)) {
+		free(page->body);
+		page->body = NULL;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(conn, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
 }
 
-static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
-				  const char *msg)
+static void serve(void *ctx, const char *path, bool openmetrics, struct httpd_page *page)
 {
-	char *text = strdup(msg);
+	const char *msg = "not found: metrics at /metrics\n";
 
-	return text ? reply(conn, status, text, strlen(text), "text/plain; charset=utf-8") : MHD_NO;
-}
-
-/* OpenMetrics when the scraper lists it among what it accepts. */
-static bool wants_openmetrics(struct MHD_Connection *conn)
-{
-	const char *accept =
-		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-
-	return accept && strstr(accept, "application/openmetrics-text");
-}
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_data_size, void **req)
-{
-	struct exporter *ex = cls;
-	bool om;
-	char *text = NULL;
-	size_t len = 0;
-	unsigned int status;
-
-	(void)version;
-	(void)upload_data;
-	(void)upload_data_size;
-	(void)req;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
-	if (!strcmp(url, "/"))
-		return reply_text(conn, MHD_HTTP_OK, "kmemsnoop: metrics at /metrics\n");
-	if (strcmp(url, "/metrics"))
-		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: metrics at /metrics\n");
-	om = wants_openmetrics(conn);
-	status = scrape(ex, om, &text, &len);
-	if (!text)
-		return MHD_NO;
-	return reply(conn, status, text, len,
-		     status == MHD_HTTP_OK ? (om ? metrics_openmetrics_type : metrics_text_type) :
-					     "text/plain; charset=utf-8");
+	if (!strcmp(path, "/metrics")) {
+		scrape(ctx, openmetrics, page);
+		return;
+	}
+	page->status = HTTP_NOT_FOUND;
+	if (!strcmp(path, "/")) {
+		msg = "kmemsnoop: metrics at /metrics\n";
+		page->status = HTTP_OK;
+	}
+	page->body = strdup(msg);
+	page->len = page->body ? strlen(page->body) : 0;
+	page->type = plain_type;
 }
 
 /* --- the mode ------------------------------------------------------------------ */
 
 static void stop_serving(struct exporter *ex)
 {
-	if (ex->daemon)
-		MHD_stop_daemon(ex->daemon);
-	ex->daemon = NULL;
+	httpd_stop(ex->httpd);
+	ex->httpd = NULL;
 }
 
 static void exporter_free(struct exporter *ex)
@@ -252,18 +212,6 @@ static void exporter_free(struct exporter *ex)
 	metrics_free(ex->metrics);
 	pthread_mutex_destroy(&ex->lock);
 	free(ex);
-}
-
-static int start_daemon(struct exporter *ex, int fd)
-{
-	ex->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request,
-				      ex, MHD_OPTION_LISTEN_SOCKET, fd,
-				      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-				      MHD_OPTION_END);
-	if (ex->daemon)
-		return 0;
-	close(fd);
-	return -1;
 }
 
 /* Listening before any BPF: a port in use ends the run at once. */
@@ -298,8 +246,8 @@ static struct mode *exporter_create(struct session *s)
 		exporter_free(ex);
 		return NULL;
 	}
-	if (start_daemon(ex, fd)) {
-		session_fail(s, "cannot serve HTTP on %s", ex->where);
+	ex->httpd = httpd_start(fd, serve, ex, s->err, sizeof(s->err));
+	if (!ex->httpd) {
 		exporter_free(ex);
 		return NULL;
 	}

@@ -35,6 +35,14 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# serving ID: wait for kmemsnoop's "serving metrics" line (after "Tracing").
+serving() {
+	local end=$((SECONDS + 10))
+	until grep -q 'serving metrics at' "$(ks_err "$1")" || [ $SECONDS -ge $end ]; do
+		sleep 0.05
+	done
+}
+
 # query EXPR: the value of the first sample of an instant query ("" if none).
 query() {
 	curl -s --max-time 5 --get --data-urlencode "query=$1" \
@@ -82,6 +90,7 @@ PPORT=$(free_port)
 if ! ks_start k --listen "$KPORT" -c kmsx-wl -e kmalloc; then
 	fail_rest "${TESTS[@]:1:4}" "$(ks_start_fail_why k)"
 else
+	serving k
 	url="http://127.0.0.1:$KPORT/metrics"
 	curl -s --max-time 10 "$url" >"$WORK/metrics.txt"
 	curl -s --max-time 10 -D "$WORK/om.head" \
@@ -119,9 +128,17 @@ CONF
 	"$WORK/kmsx-wl" msg "$SIZE" "$COUNT" >/dev/null 2>&1
 	got2=$(wait_query "sum($site)" "$((2 * COUNT))" 20)
 	st2=$?
-	rate=$(query "max_over_time(sum(rate(${site}[3s]))[20s:1s])")
+	end=$((SECONDS + 10))
+	while :; do
+		rate=$(query "sum(rate(${site}[10s]))")
+		awk -v r="$rate" 'BEGIN { exit !(r + 0 > 0) }' || [ $SECONDS -ge $end ] || {
+			sleep 0.5
+			continue
+		}
+		break
+	done
 	[ $st1 = 0 ] && [ $st2 = 0 ] && awk -v r="$rate" 'BEGIN { exit !(r + 0 > 0) }'
-	check $? exporter.callsite "load_msg's series: '$got1' then '$got2' (want $COUNT then $((2 * COUNT))); its highest rate: '$rate' (want > 0)"
+	check $? exporter.callsite "load_msg's series: '$got1' then '$got2' (want $COUNT then $((2 * COUNT))); its rate over 10 s: '$rate' (want > 0)"
 
 	# The messages' bucket: bytes_alloc is the kmalloc class of 48 + SIZE.
 	CLASS=$(kmalloc_class $((48 + SIZE)))
@@ -144,6 +161,7 @@ fi
 # --top 2: two call sites and "other", whatever the machine does.
 KPORT=$(free_port)
 if ks_start t --listen "$KPORT" --top 2 -e kmalloc; then
+	serving t
 	"$WORKLOAD" msg "$SIZE" 10 >/dev/null 2>&1
 	"$WORKLOAD" openclose 200 >/dev/null 2>&1
 	curl -s --max-time 10 "http://127.0.0.1:$KPORT/metrics" >"$WORK/top.txt"
