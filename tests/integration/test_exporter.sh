@@ -14,6 +14,8 @@
 #   exporter.histogram   the kmalloc size histogram's bucket of the
 #                        messages' size class holds their allocations,
 #                        the bucket below it none of them
+#   exporter.docs        docs/PROMETHEUS.md's alert rules pass promtool check
+#                        rules, its scrape configuration promtool check config
 #   exporter.top         with --top 2, two call sites and "other": no more
 #                        series
 . "$(dirname "$0")/../lib.sh"
@@ -21,7 +23,7 @@
 SIZE=200
 COUNT=30
 TESTS=(exporter.errors exporter.promtool exporter.up exporter.callsite exporter.histogram
-	exporter.top)
+	exporter.top exporter.docs)
 
 require_root
 require_kmemsnoop
@@ -64,6 +66,16 @@ wait_query() {
 	echo "$v"
 	[ "$v" = "$2" ]
 }
+
+# --- docs/PROMETHEUS.md: its YAML blocks, the scrape configuration first ----
+awk '/^```yaml$/ { n++; in_yaml = 1; next } /^```$/ { in_yaml = 0 }
+	in_yaml && n == 1 { print > c } in_yaml && n == 2 { print > r }' \
+	c="$WORK/doc-scrape.yml" r="$WORK/doc-rules.yml" "$TOP/docs/PROMETHEUS.md"
+{ echo 'rule_files: [doc-rules.yml]'; cat "$WORK/doc-scrape.yml"; } >"$WORK/doc-config.yml"
+promtool check rules "$WORK/doc-rules.yml" >"$WORK/rules.out" 2>&1 &&
+	promtool check config "$WORK/doc-config.yml" >>"$WORK/rules.out" 2>&1 &&
+	grep -q 'SUCCESS: 2 rules found' "$WORK/rules.out"
+check $? exporter.docs "promtool on docs/PROMETHEUS.md: $(tr '\n' ' ' <"$WORK/rules.out" | head -c 300)"
 
 # --- errors ------------------------------------------------------------------
 python3 -c 'import socket, sys, time
