@@ -350,6 +350,13 @@ static bool opt_listen(struct parse *p, const char *arg)
 	return true;
 }
 
+static bool opt_json(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->json = true;
+	return true;
+}
+
 static bool opt_verbose(struct parse *p, const char *arg)
 {
 	(void)arg;
@@ -418,6 +425,9 @@ static const struct opt_spec options[] = {
 	  opt_output },
 	{ "input", 'i', required_argument, "=DIR", GROUP_OUTPUT,
 	  "read such a directory and print it as text, in time order", opt_input },
+	{ "json", LONG_ONLY(16), no_argument, "", GROUP_OUTPUT,
+	  "JSON lines instead of text (docs/JSON.md): one object per event (streaming and "
+	  "-i), per interval (--hist), per table (--allocinfo)", opt_json },
 
 	{ "allocinfo", LONG_ONLY(2), optional_argument, "", GROUP_ALLOCINFO,
 	  "count in BPF maps, per call site, the bytes and the number of the allocations made "
@@ -717,6 +727,10 @@ static bool check_combination(struct parse *p)
 		return bad(p, "--min-size is larger than --max-size");
 	if (env->input_dir && env->output_dir)
 		return bad(p, "-i and -o cannot be used together");
+	if (env->json && env->output_dir)
+		return bad(p, "--json is text output: not with -o");
+	if (env->json && (env->live || env->listen))
+		return bad(p, "--json is for printed output: not with --live or --listen");
 	if (env->input_dir && env->nice_given)
 		return bad(p, "--nice is for tracing, not for -i");
 	return check_listen_options(p) && check_allocinfo_options(p) && check_hist_options(p);

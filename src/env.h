@@ -28,6 +28,7 @@ struct env {
 	int nice;               /* --nice */
 	bool nice_given;        /* --nice on the command line, not the default */
 	bool verbose;           /* -v */
+	bool json;              /* --json: JSON lines instead of text */
 	bool ring_size_set;     /* -b given */
 
 	bool hist;              /* --hist, --hist-by, --live */

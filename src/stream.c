@@ -19,6 +19,7 @@
 #include "mode.h"
 #include "ringbuf.h"
 #include "session.h"
+#include "json.h"
 #include "sink.h"
 #include "text.h"
 
@@ -74,7 +75,8 @@ static struct mode *stream_create(struct session *s)
 		if (!st->sink)
 			session_fail(s, "%s", err);
 	} else {
-		st->sink = text_sink_new(stdout, session_ksyms(s), s->vmlinux);
+		st->sink = (s->env->json ? json_sink_new : text_sink_new)(stdout, session_ksyms(s),
+									   s->vmlinux);
 		if (!st->sink)
 			session_fail(s, "out of memory");
 		else
