@@ -18,6 +18,7 @@
 #include "hist.h"
 #include "histacc.h"
 #include "histfmt.h"
+#include "histjson.h"
 #include "histtext.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
@@ -64,7 +65,7 @@ struct hist {
 
 static bool use_live(const struct env *env)
 {
-	return env->live || isatty(STDOUT_FILENO);
+	return !env->json && (env->live || isatty(STDOUT_FILENO));
 }
 
 /*
@@ -462,7 +463,8 @@ static int hist_tick(struct hist *h, unsigned long long missed, char *err, size_
 		live_show(h->live, &h->iv);
 		return 0;
 	}
-	ret = hist_text_print(stdout, &h->iv, &h->text);
+	ret = h->env->json ? hist_json_print(stdout, &h->iv, h->env->hist_by, h->env->top) :
+			     hist_text_print(stdout, &h->iv, &h->text);
 	if (ret == -EPIPE)
 		return MODE_END;
 	if (ret) {
