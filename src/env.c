@@ -162,6 +162,14 @@ static bool opt_comm(struct parse *p, const char *arg)
 	return true;
 }
 
+static bool opt_cgroup(struct parse *p, const char *arg)
+{
+	if (!*arg)
+		return bad(p, "--cgroup needs a path");
+	p->env->cgroup = arg;
+	return true;
+}
+
 static bool opt_cpu(struct parse *p, const char *arg)
 {
 	return parse_int_range(arg, 0, KMT_MAX_CPUS - 1, &p->env->cpu) ||
@@ -410,6 +418,9 @@ static const struct opt_spec options[] = {
 	{ "comm", 'c', required_argument, "=COMM", GROUP_FILTER,
 	  "only tasks whose name (comm) is COMM", opt_comm },
 	{ "cpu", 'C', required_argument, "=CPU", GROUP_FILTER, "only events on CPU", opt_cpu },
+	{ "cgroup", LONG_ONLY(17), required_argument, "=PATH", GROUP_FILTER,
+	  "only tasks in the cgroup v2 directory PATH or its descendants (a container: e.g. "
+	  "/sys/fs/cgroup/system.slice/NAME.scope)", opt_cgroup },
 	{ "events", 'e', required_argument, "=LIST", GROUP_FILTER,
 	  "event classes, comma separated: kmalloc (kmalloc, kfree), cache (kmem_cache_alloc, "
 	  "kmem_cache_free), page (mm_page_alloc, mm_page_free); default: all", opt_events },
@@ -731,6 +742,8 @@ static bool check_combination(struct parse *p)
 		return bad(p, "--json is text output: not with -o");
 	if (env->json && (env->live || env->listen))
 		return bad(p, "--json is for printed output: not with --live or --listen");
+	if (env->input_dir && env->cgroup)
+		return bad(p, "--cgroup filters tracing, not -i");
 	if (env->input_dir && env->nice_given)
 		return bad(p, "--nice is for tracing, not for -i");
 	return check_listen_options(p) && check_allocinfo_options(p) && check_hist_options(p);

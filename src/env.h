@@ -16,6 +16,7 @@ struct env {
 	int tid;      /* -t: 0 = all */
 	int cpu;      /* -C: -1 = all */
 	char comm[16]; /* -c: empty = all */
+	const char *cgroup; /* --cgroup: a cgroup v2 directory, NULL = all */
 	unsigned int events; /* -e: EV_* mask */
 	uint64_t min_size;
 	uint64_t max_size;

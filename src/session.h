@@ -52,6 +52,7 @@ struct session {
 	bool ksyms_tried;
 	bool target_gone;
 	bool counted_out;            /* the run ended after COUNT ticks */
+	int cgroup_fd;               /* --cgroup's directory, -1 without */
 	char err[512];
 };
 
