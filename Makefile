@@ -74,6 +74,10 @@ CURSES_PC ?= ncursesw
 CURSES_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags $(CURSES_PC) 2>/dev/null)
 CURSES_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs $(CURSES_PC) 2>/dev/null),-lncursesw -ltinfo)
 
+# --- libmicrohttpd (the --listen endpoint) --------------------------------------
+MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS := $(or $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null),-lmicrohttpd) -lpthread
+
 # --- static linking ------------------------------------------------------------
 # The static libraries behind libbpf, libdw and ncurses: pkg-config --static
 # knows what this system's need (libelf: zlib; libdw: bzip2, lzma...).
@@ -93,7 +97,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/kernel_features.c \
 	src/pfn.c src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c \
 	src/gfp.c src/stream.c src/allocinfo.c src/aitable.c src/alloctag.c src/srcline.c \
-	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c
+	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c \
+	src/metrics.c src/exporter.c src/json.c src/histjson.c src/httpd.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
@@ -106,7 +111,7 @@ all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture t
 	tests/bpf_progs
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
-	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) -lm -o $@
 
 # The BPF objects, each with its bpftool-generated skeleton: the main one,
 # and the small one that calibrates page frame numbers.
@@ -117,6 +122,7 @@ $(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS) 
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+$(OUTPUT)/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
 
 $(OUTPUT)/%.bpf.o: src/bpf/%.bpf.c $(wildcard src/bpf/*.h) $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
@@ -141,7 +147,7 @@ $(OUTPUT)/bpftool/bootstrap/bpftool:
 
 tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) \
-		$(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
+		$(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) -lm -o $@
 
 # Executables at fixed addresses for the source line tests: one with DWARF
 # (-g whatever CFLAGS say), one without.
@@ -167,9 +173,13 @@ tests/workload: tests/workload.c
 
 # The same objects linked with -static, checked to need no shared library:
 # this binary runs in the test VMs' initramfs and on machines without libbpf.
-$(STATIC_KMEMSNOOP): $(APP_OBJS) $(LIBBPF_DEP)
+# Without the HTTP server of --listen: Debian's libmicrohttpd needs GnuTLS,
+# whose p11-kit has no static library (httpd_none.c says so at run time).
+STATIC_OBJS := $(filter-out $(OUTPUT)/httpd.o,$(APP_OBJS)) $(OUTPUT)/httpd_none.o
+
+$(STATIC_KMEMSNOOP): $(STATIC_OBJS) $(LIBBPF_DEP)
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -static $(APP_OBJS) $(STATIC_LIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) -static $(STATIC_OBJS) $(STATIC_LIBS) -o $@
 	@if readelf -d $@ | grep -q NEEDED; then \
 		echo "kmemsnoop: $@ still needs shared libraries:" >&2; readelf -d $@ | grep NEEDED >&2; \
 		rm -f $@; exit 1; fi

@@ -249,6 +249,24 @@ static void print_rows(FILE *out, const struct row *rows, size_t n, bool stacks)
 	}
 }
 
+int aitable_visit(struct aitable *t, ai_row_fn fn, void *ctx)
+{
+	struct row *rows = t->rows;
+	size_t n = t->nrows;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++)
+		rows[i].site = &t->sites[slot_of(t, rows[i].key)];
+	qsort(rows, n, sizeof(*rows), by_tag);
+	if (!t->cfg.stacks)
+		n = merge_same(rows, n, by_tag);
+	qsort(rows, n, sizeof(*rows), by_bytes);
+	for (size_t i = 0; i < n && !err; i++)
+		err = fn(ctx, rows[i].site->text.tag, rows[i].bytes, rows[i].calls);
+	t->nrows = 0;
+	return err;
+}
+
 int aitable_print(struct aitable *t, const struct kmt_ai_stats *st, unsigned long long misses,
 		  FILE *out, FILE *notes)
 {

@@ -58,6 +58,13 @@ int aitable_add(struct aitable *t, __u64 key, long long bytes, long long calls);
 int aitable_print(struct aitable *t, const struct kmt_ai_stats *st, unsigned long long misses,
 		  FILE *out, FILE *notes);
 
+/* One merged row of a reading; 0 to go on, else the error to return. */
+typedef int (*ai_row_fn)(void *ctx, const char *tag, long long bytes, long long calls);
+
+/* The reading's rows, merged as printed, most bytes first, to fn; then
+ * forgets them as aitable_print does.  0, or what fn returned. */
+int aitable_visit(struct aitable *t, ai_row_fn fn, void *ctx);
+
 /* Distinct site keys described so far. */
 size_t aitable_sites(const struct aitable *t);
 

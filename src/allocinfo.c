@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -19,6 +20,7 @@
 #include "aitable.h"
 #include "alloctag.h"
 #include "env.h"
+#include "json.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
 #include "mode.h"
@@ -296,6 +298,22 @@ int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned l
 	return aitable_print(ai->table, &st, misses, out, stderr);
 }
 
+int allocinfo_read(struct allocinfo *ai, struct kmemsnoop_bpf *skel, ai_row_fn fn, void *ctx,
+		   struct kmt_ai_stats *st)
+{
+	int err;
+
+	if (!ai->symbols_fresh) {
+		alloctag_refresh(ai->tags);
+		ai->symbols_fresh = true;
+	}
+	err = read_rows(ai, skel);
+	if (err)
+		return err;
+	read_stats(ai, skel, st);
+	return aitable_visit(ai->table, fn, ctx);
+}
+
 void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
 {
 	struct kmt_ai_stats st;
@@ -378,10 +396,53 @@ static void allocinfo_mode_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	allocinfo_configure(m->session->env, skel, m->session->kf.atomic_fetch);
 }
 
+/* --json: each row of the table, as an element of "rows". */
+struct json_rows {
+	FILE *out;
+	bool first;
+};
+
+static int json_row(void *ctx, const char *tag, long long bytes, long long calls)
+{
+	struct json_rows *jr = ctx;
+
+	fprintf(jr->out, "%s{\"bytes\":%lld,\"calls\":%lld,\"tag\":", jr->first ? "" : ",",
+		bytes, calls);
+	json_put_string(jr->out, tag);
+	fputc('}', jr->out);
+	jr->first = false;
+	return 0;
+}
+
+/* The table as one JSON object (docs/JSON.md). */
+static int print_json(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned long long misses,
+		      FILE *out)
+{
+	struct json_rows jr = { .out = out, .first = true };
+	struct kmt_ai_stats st;
+	struct timespec now;
+	int err;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(out, "{\"time\":%lld.%06ld,\"rows\":[", (long long)now.tv_sec,
+		now.tv_nsec / 1000);
+	err = allocinfo_read(ai, skel, json_row, &jr, &st);
+	if (err)
+		return err;
+	fprintf(out, "],\"missed\":%llu,\"not_counted\":{\"pointer_table_full\":%llu,"
+		     "\"site_table_full\":%llu,\"stack_table_full\":%llu},\"replaced\":%llu}\n",
+		misses, (unsigned long long)st.ptrs_full, (unsigned long long)st.sites_full,
+		(unsigned long long)st.stack_failed, (unsigned long long)st.replaced);
+	if (fflush(out) || ferror(out))
+		return -(errno ? errno : EIO);
+	return 0;
+}
+
 static int print_now(struct allocinfo_mode *am)
 {
 	struct session *s = am->mode.session;
-	int ret = allocinfo_print(am->ai, s->skel, session_missed(s), stdout);
+	int ret = (s->env->json ? print_json : allocinfo_print)(am->ai, s->skel, session_missed(s),
+								stdout);
 
 	if (ret == -EPIPE) {
 		am->output_gone = true;

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "aitable.h"
+
 struct env;
 struct kmemsnoop_bpf;
 struct allocinfo;
@@ -33,6 +35,14 @@ void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool
  */
 int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned long long misses,
 		    FILE *out);
+
+/*
+ * Reads the maps and hands each row of the table (as printed, most bytes
+ * first) to fn; st: what could not be counted.  0, a negative errno, or
+ * what fn returned.
+ */
+int allocinfo_read(struct allocinfo *ai, struct kmemsnoop_bpf *skel, ai_row_fn fn, void *ctx,
+		   struct kmt_ai_stats *st);
 
 /* What could not be tracked, on stderr. */
 void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel);

@@ -163,6 +163,14 @@ static bool opt_comm(struct parse *p, const char *arg)
 	return true;
 }
 
+static bool opt_cgroup(struct parse *p, const char *arg)
+{
+	if (!*arg)
+		return bad(p, "--cgroup needs a path");
+	p->env->cgroup = arg;
+	return true;
+}
+
 static bool opt_cpu(struct parse *p, const char *arg)
 {
 	return parse_int_range(arg, 0, KMT_MAX_CPUS - 1, &p->env->cpu) ||
@@ -310,6 +318,18 @@ static bool opt_hist_keys(struct parse *p, const char *arg)
 	return true;
 }
 
+/* "[ADDR:]PORT": the port is checked here, the address when it is bound. */
+static bool opt_listen(struct parse *p, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	int port;
+
+	if (!parse_int_range(colon ? colon + 1 : arg, 1, 65535, &port))
+		return bad(p, "invalid --listen '%s': [ADDR:]PORT, PORT from 1 to 65535", arg);
+	p->env->listen = arg;
+	return true;
+}
+
 /* Options that only set their flag; --help and --version, which end
  * parsing. */
 static bool opt_none(struct parse *p, const char *arg)
@@ -321,13 +341,16 @@ static bool opt_none(struct parse *p, const char *arg)
 
 /* --- the table --------------------------------------------------------------- */
 
-enum opt_group { GROUP_FILTER, GROUP_OUTPUT, GROUP_ALLOCINFO, GROUP_HIST, GROUP_CONTROL };
+enum opt_group {
+	GROUP_FILTER, GROUP_OUTPUT, GROUP_ALLOCINFO, GROUP_HIST, GROUP_EXPORT, GROUP_CONTROL
+};
 
 static const char *const group_titles[] = {
 	[GROUP_FILTER] = "Filters (applied in the kernel, before anything is recorded):",
 	[GROUP_OUTPUT] = "Output:",
 	[GROUP_ALLOCINFO] = "Allocation profile (/proc/allocinfo for any kernel):",
 	[GROUP_HIST] = "Histograms (counted in the kernel, nothing sent per event):",
+	[GROUP_EXPORT] = "Metrics endpoint (Prometheus):",
 	[GROUP_CONTROL] = "Control:",
 };
 
@@ -358,6 +381,9 @@ static const struct opt_spec options[] = {
 	{ "comm", 'c', required_argument, "=COMM", GROUP_FILTER,
 	  "only tasks whose name (comm) is COMM", opt_comm, 0 },
 	{ "cpu", 'C', required_argument, "=CPU", GROUP_FILTER, "only events on CPU", opt_cpu, 0 },
+	{ "cgroup", LONG_ONLY(17), required_argument, "=PATH", GROUP_FILTER,
+	  "only tasks in the cgroup v2 directory PATH or its descendants (a container: e.g. "
+	  "/sys/fs/cgroup/system.slice/NAME.scope)", opt_cgroup, 0 },
 	{ "events", 'e', required_argument, "=LIST", GROUP_FILTER,
 	  "event classes, comma separated: kmalloc (kmalloc, kfree), cache (kmem_cache_alloc, "
 	  "kmem_cache_free), page (mm_page_alloc, mm_page_free); default: all", opt_events, 0 },
@@ -374,6 +400,9 @@ static const struct opt_spec options[] = {
 	  opt_output, 0 },
 	{ "input", 'i', required_argument, "=DIR", GROUP_OUTPUT,
 	  "read such a directory and print it as text, in time order", opt_input, 0 },
+	{ "json", LONG_ONLY(16), no_argument, "", GROUP_OUTPUT,
+	  "JSON lines instead of text (docs/JSON.md): one object per event (streaming and "
+	  "-i), per interval (--hist), per table (--allocinfo)", opt_none, FLAG(json) },
 
 	{ "allocinfo", LONG_ONLY(2), optional_argument, "", GROUP_ALLOCINFO,
 	  "count in BPF maps, per call site, the bytes and the number of the allocations made "
@@ -428,6 +457,15 @@ static const struct opt_spec options[] = {
 	  "room for N keys per table (default: up to 16384, less with many CPUs, about 32 MiB "
 	  "in all); allocations whose key finds no room are counted as untracked",
 	  opt_hist_keys, 0 },
+
+	{ "listen", LONG_ONLY(15), required_argument, "=[ADDR:]PORT", GROUP_EXPORT,
+	  "serve /metrics over HTTP on ADDR (default 127.0.0.1; an IPv6 ADDR in brackets) "
+	  "until stopped: allocations, frees, failures and bytes by class as counters, size "
+	  "histograms, the --top busiest caches, call sites and comms (the others summed "
+	  "under \"other\"), outstanding memory per call site as gauges, and what was "
+	  "missed or not counted; read from BPF maps at each scrape, nothing sent per event. "
+	  "Prometheus text format, or OpenMetrics when the scraper asks for it", opt_listen,
+	  0 },
 
 	{ "duration", 'd', required_argument, "=SECONDS", GROUP_CONTROL,
 	  "stop after SECONDS (default: until Ctrl-C or SIGTERM)", opt_duration, 0 },
@@ -489,7 +527,8 @@ static const char usage_tail[] =
 	"  kmemsnoop --allocinfo --stacks --folded -d 10 > out.folded\n"
 	"  kmemsnoop --hist              # live histograms on a terminal\n"
 	"  kmemsnoop --hist-by cache 5 3 # per-cache histograms, every 5 s, 3 times\n"
-	"  kmemsnoop --hist --allocinfo -d 60 > out  # both, from one trace\n";
+	"  kmemsnoop --hist --allocinfo -d 60 > out  # both, from one trace\n"
+	"  kmemsnoop --listen 9100       # Prometheus endpoint at 127.0.0.1:9100/metrics\n";
 
 /* --- --help ------------------------------------------------------------------- */
 
@@ -649,14 +688,32 @@ static bool check_allocinfo_options(struct parse *p)
 	return true;
 }
 
+/* --listen is a mode of its own: it counts what --hist and --allocinfo do. */
+static bool check_listen_options(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (!env->listen)
+		return true;
+	if (env->hist || env->allocinfo)
+		return bad(p, "--listen counts what --hist and --allocinfo do: use it alone");
+	if (env->output_dir || env->input_dir)
+		return bad(p, "--listen cannot be used with -o or -i");
+	if (env->ring_size_set)
+		return bad(p, "--listen has no ring buffer: -b does not apply");
+	return true;
+}
+
 /* Options that only mean something with --hist. */
 static bool check_hist_options(struct parse *p)
 {
 	const struct env *env = p->env;
 
+	if (!env->hist && env->listen)
+		return true;
 	if (!env->hist)
 		return !(env->top_set || env->hist_keys) ||
-		       bad(p, "--top and --hist-keys go with --hist or --hist-by");
+		       bad(p, "--top and --hist-keys go with --hist, --hist-by or --listen");
 	if (env->output_dir || env->input_dir)
 		return bad(p, "--hist cannot be used with -o or -i");
 	if (env->ring_size_set)
@@ -672,9 +729,15 @@ static bool check_combination(struct parse *p)
 		return bad(p, "--min-size is larger than --max-size");
 	if (env->input_dir && env->output_dir)
 		return bad(p, "-i and -o cannot be used together");
+	if (env->json && env->output_dir)
+		return bad(p, "--json is text output: not with -o");
+	if (env->json && (env->live || env->listen))
+		return bad(p, "--json is for printed output: not with --live or --listen");
+	if (env->input_dir && env->cgroup)
+		return bad(p, "--cgroup filters tracing, not -i");
 	if (env->input_dir && env->nice_given)
 		return bad(p, "--nice is for tracing, not for -i");
-	return check_allocinfo_options(p) && check_hist_options(p);
+	return check_listen_options(p) && check_allocinfo_options(p) && check_hist_options(p);
 }
 
 /* [INTERVAL [COUNT]] after the options of an aggregating mode. */

@@ -16,6 +16,7 @@ struct env {
 	int tid;      /* -t: 0 = all */
 	int cpu;      /* -C: -1 = all */
 	char comm[16]; /* -c: empty = all */
+	const char *cgroup; /* --cgroup: a cgroup v2 directory, NULL = all */
 	unsigned int events; /* -e: EV_* mask */
 	uint64_t min_size;
 	uint64_t max_size;
@@ -28,6 +29,7 @@ struct env {
 	int nice;               /* --nice */
 	bool nice_given;        /* --nice on the command line, not the default */
 	bool verbose;           /* -v */
+	bool json;              /* --json: JSON lines instead of text */
 	bool ring_size_set;     /* -b given */
 
 	bool hist;              /* --hist, --hist-by, --live */
@@ -51,6 +53,9 @@ struct env {
 	bool top_set;
 	unsigned int hist_keys;         /* --hist-keys: key table entries, 0 = by memory */
 	bool live;                      /* --live: the terminal view even when not a tty */
+
+	/* --listen */
+	const char *listen;             /* "[ADDR:]PORT" of the metrics endpoint */
 };
 
 /* Exit codes. */

@@ -33,4 +33,7 @@ void gfp_names_free(struct gfp_names *names);
 size_t gfp_format(const struct gfp_names *names, unsigned int flags, char *buf,
 		  size_t size);
 
+/* __GFP_ACCOUNT: the same bit on every kernel since 4.x. */
+#define GFP_ACCOUNT 0x400000u
+
 #endif /* KMEMSNOOP_GFP_H */

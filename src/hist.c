@@ -15,8 +15,10 @@
 
 #include "clock.h"
 #include "env.h"
+#include "hist.h"
 #include "histacc.h"
 #include "histfmt.h"
+#include "histjson.h"
 #include "histtext.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
@@ -63,7 +65,7 @@ struct hist {
 
 static bool use_live(const struct env *env)
 {
-	return env->live || isatty(STDOUT_FILENO);
+	return !env->json && (env->live || isatty(STDOUT_FILENO));
 }
 
 /*
@@ -113,16 +115,16 @@ static unsigned long long key_entries(const struct env *env, int ncpus)
 	return keys < KEYS_MIN ? KEYS_MIN : keys > KEYS_MAX ? KEYS_MAX : keys;
 }
 
-static void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, int ncpus)
+void hist_setup_maps(struct kmemsnoop_bpf *skel, const struct env *env, int ncpus,
+		     unsigned int kinds)
 {
-	enum kmt_hist_by left, right;
-	unsigned int kinds = bpf_kinds(wanted_kinds(env, &left, &right));
 	unsigned long long keys = key_entries(env, ncpus);
 	unsigned int bits = front_bits(ncpus, keys);
 
 	skel->rodata->do_hist = true;
 	skel->rodata->filtered_free_classes = env->events;
 	skel->rodata->hist_value = env->hist_value;
+	kinds = bpf_kinds(kinds);
 	skel->rodata->hist_key_mask = kinds;
 	if (!kinds)
 		return;
@@ -131,6 +133,13 @@ static void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, in
 	bpf_map__set_max_entries(skel->maps.hist_front, 1U << bits);
 	if (kinds & (1U << KMT_BY_CACHE))
 		bpf_map__set_max_entries(skel->maps.hist_cache_names, CACHE_NAMES);
+}
+
+static void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, int ncpus)
+{
+	enum kmt_hist_by left, right;
+
+	hist_setup_maps(skel, env, ncpus, wanted_kinds(env, &left, &right));
 }
 
 static bool label_key(void *ctx, const struct kmt_hist_key *key, char *buf, size_t size)
@@ -193,8 +202,10 @@ static int alloc_buffers(struct hist *h)
 	return h->cpu_buf ? 0 : -1;
 }
 
-static void free_hist(struct hist *h)
+void hist_reader_free(struct hist *h)
 {
+	if (!h)
+		return;
 	hist_acc_free(h->acc);
 	hist_interval_free(&h->iv);
 	free(h->cpu_buf);
@@ -228,11 +239,10 @@ static int open_view(struct hist *h, enum kmt_hist_by left, enum kmt_hist_by rig
 	return 0;
 }
 
-static struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel, int ncpus,
-			      struct ksyms *ksyms, char *err, size_t err_size)
+struct hist *hist_reader_new(const struct env *env, struct kmemsnoop_bpf *skel, int ncpus,
+			     struct ksyms *ksyms, unsigned int kinds, char *err, size_t err_size)
 {
 	struct hist *h = calloc(1, sizeof(*h));
-	enum kmt_hist_by left, right;
 	struct hist_acc_config cfg;
 
 	if (!h) {
@@ -241,7 +251,7 @@ static struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel,
 	}
 	h->env = env;
 	h->ncpus = ncpus;
-	h->kinds = wanted_kinds(env, &left, &right);
+	h->kinds = kinds;
 	h->page_shift = page_shift();
 	h->cpu_fd = bpf_map__fd(skel->maps.hist_cpu);
 	h->keys_fd = bpf_map__fd(skel->maps.hist_keys);
@@ -257,14 +267,24 @@ static struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel,
 	h->acc = hist_acc_new(&cfg);
 	if (!h->acc || alloc_buffers(h)) {
 		snprintf(err, err_size, "out of memory");
-		free_hist(h);
-		return NULL;
-	}
-	if (open_view(h, left, right, err, err_size)) {
-		free_hist(h);
+		hist_reader_free(h);
 		return NULL;
 	}
 	h->start = h->last = now_seconds();
+	return h;
+}
+
+static struct hist *hist_open(const struct env *env, struct kmemsnoop_bpf *skel, int ncpus,
+			      struct ksyms *ksyms, char *err, size_t err_size)
+{
+	enum kmt_hist_by left, right;
+	unsigned int kinds = wanted_kinds(env, &left, &right);
+	struct hist *h = hist_reader_new(env, skel, ncpus, ksyms, kinds, err, err_size);
+
+	if (h && open_view(h, left, right, err, err_size)) {
+		hist_reader_free(h);
+		return NULL;
+	}
 	return h;
 }
 
@@ -413,28 +433,38 @@ static void add_to_run_totals(struct hist *h)
 		h->untracked += iv->untracked[k];
 }
 
-static int hist_tick(struct hist *h, unsigned long long missed, char *err, size_t err_size)
+const struct hist_interval *hist_read(struct hist *h, unsigned long long missed, char *err,
+				     size_t err_size)
 {
 	double now = now_seconds();
-	int ret;
 
 	hist_acc_begin(h->acc);
 	if (read_cpus(h, err, err_size) || read_front(h, err, err_size) ||
 	    read_keys(h, err, err_size))
-		return -1;
+		return NULL;
 	if (hist_acc_end(h->acc, missed, &h->iv)) {
 		snprintf(err, err_size, "out of memory");
-		return -1;
+		return NULL;
 	}
 	clock_gettime(CLOCK_REALTIME, &h->iv.end);
 	h->iv.seconds = now - h->last;
 	h->last = now;
 	add_to_run_totals(h);
+	return &h->iv;
+}
+
+static int hist_tick(struct hist *h, unsigned long long missed, char *err, size_t err_size)
+{
+	int ret;
+
+	if (!hist_read(h, missed, err, err_size))
+		return -1;
 	if (h->live) {
 		live_show(h->live, &h->iv);
 		return 0;
 	}
-	ret = hist_text_print(stdout, &h->iv, &h->text);
+	ret = h->env->json ? hist_json_print(stdout, &h->iv, h->env->hist_by, h->env->top) :
+			     hist_text_print(stdout, &h->iv, &h->text);
 	if (ret == -EPIPE)
 		return MODE_END;
 	if (ret) {
@@ -456,7 +486,7 @@ static void hist_close(struct hist *h)
 		fprintf(stderr, ", %llu allocations not counted by key (key table full)",
 			(unsigned long long)h->untracked);
 	fputc('\n', stderr);
-	free_hist(h);
+	hist_reader_free(h);
 }
 
 /* --- the mode ---------------------------------------------------------------- */
@@ -566,7 +596,7 @@ static void hist_destroy(struct mode *m)
 
 	if (hm->h) {
 		live_close(hm->h->live);
-		free_hist(hm->h);
+		hist_reader_free(hm->h);
 	}
 	free(hm);
 }

@@ -13,6 +13,7 @@
 
 #include "binin.h"
 #include "env.h"
+#include "json.h"
 #include "ksyms.h"
 #include "session.h"
 #include "sink.h"
@@ -91,11 +92,11 @@ static struct ksyms *recording_symbols(const char *dir)
 }
 
 /* -i DIR: the recording as text, as it would have printed live. */
-static int print_recording(const char *dir)
+static int print_recording(const char *dir, bool json)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	struct ksyms *ksyms = recording_symbols(dir);
-	struct sink *sink = text_sink_new(stdout, ksyms, btf);
+	struct sink *sink = (json ? json_sink_new : text_sink_new)(stdout, ksyms, btf);
 	struct binin_losses lost;
 	char err[512];
 	int ret = EXIT_OK;
@@ -173,7 +174,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (env.input_dir)
-		return print_recording(env.input_dir);
+		return print_recording(env.input_dir, env.json);
 	if (check_cpu(&env))
 		return EXIT_USAGE;
 	if (check_privileges())

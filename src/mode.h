@@ -74,5 +74,6 @@ struct mode_ops {
 extern const struct mode_ops stream_mode;
 extern const struct mode_ops hist_mode;
 extern const struct mode_ops allocinfo_mode;
+extern const struct mode_ops exporter_mode;
 
 #endif /* KMEMSNOOP_MODE_H */

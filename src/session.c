@@ -4,6 +4,7 @@
  * mode; what differs between modes is behind struct mode_ops.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -91,6 +94,7 @@ int session_new(struct session *s, const struct env *env)
 
 	memset(s, 0, sizeof(*s));
 	s->env = env;
+	s->cgroup_fd = -1;
 	verbose_libbpf = env->verbose;
 	libbpf_set_print(libbpf_print);
 	sigaction(SIGINT, &sa, NULL);
@@ -118,7 +122,8 @@ int session_new(struct session *s, const struct env *env)
 
 static int create_modes(struct session *s)
 {
-	static const struct mode_ops *const all[] = { &stream_mode, &hist_mode, &allocinfo_mode };
+	static const struct mode_ops *const all[] = { &stream_mode, &hist_mode, &allocinfo_mode,
+						       &exporter_mode };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		struct mode *m;
@@ -208,6 +213,7 @@ static void configure_common(struct session *s)
 	ro->filter_cpu = env->cpu >= 0;
 	ro->target_cpu = env->cpu;
 	ro->filter_comm = env->comm[0] != 0;
+	ro->filter_cgroup = s->cgroup_fd >= 0;
 	memcpy((char *)ro->target_comm, env->comm, sizeof(env->comm));
 	ro->filter_size = env->size_filter;
 	ro->min_size = env->min_size;
@@ -227,6 +233,13 @@ static int add_target(struct session *s)
 	__u32 tgid = s->env->pid;
 	__u8 one = 1;
 
+	if (s->cgroup_fd >= 0) {
+		__u32 zero = 0, fd = s->cgroup_fd;
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &zero, &fd, BPF_ANY))
+			return session_fail(s, "adding cgroup %s to the filter: %s", s->env->cgroup,
+					    strerror(errno));
+	}
 	if (!tgid)
 		return 0;
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced_tgids), &tgid, &one, BPF_ANY))
@@ -315,9 +328,25 @@ static void announce_tracing(const struct session *s)
 		s->env->pid ? " of the process and its children" : "");
 }
 
+/* --cgroup: a cgroup v2 directory, opened before anything is loaded. */
+static int open_cgroup(struct session *s)
+{
+	struct statfs fs;
+
+	if (!s->env->cgroup)
+		return 0;
+	s->cgroup_fd = open(s->env->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->cgroup_fd < 0)
+		return session_fail(s, "--cgroup %s: %s", s->env->cgroup, strerror(errno));
+	if (fstatfs(s->cgroup_fd, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC)
+		return session_fail(s, "--cgroup %s: not a cgroup v2 directory (mounted with -t "
+				       "cgroup2)", s->env->cgroup);
+	return 0;
+}
+
 int session_setup(struct session *s)
 {
-	if (create_modes(s))
+	if (open_cgroup(s) || create_modes(s))
 		return -1;
 	calibrate_pages(s);
 	if (load_with_fallback(s))
@@ -494,4 +523,7 @@ void session_free(struct session *s)
 	s->ksyms = NULL;
 	btf__free(s->vmlinux);
 	s->vmlinux = NULL;
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
+	s->cgroup_fd = -1;
 }

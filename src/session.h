@@ -30,7 +30,7 @@ struct ksyms;
 struct kmemsnoop_bpf;
 struct bpf_link;
 
-#define SESSION_MAX_MODES 3
+#define SESSION_MAX_MODES 4
 
 struct session {
 	/* What modes may read. */
@@ -52,6 +52,7 @@ struct session {
 	bool ksyms_tried;
 	bool target_gone;
 	bool counted_out;            /* the run ended after COUNT ticks */
+	int cgroup_fd;               /* --cgroup's directory, -1 without */
 	char err[512];
 };
 

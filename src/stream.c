@@ -19,6 +19,7 @@
 #include "mode.h"
 #include "ringbuf.h"
 #include "session.h"
+#include "json.h"
 #include "sink.h"
 #include "text.h"
 
@@ -38,7 +39,7 @@ static struct stream *stream_of(struct mode *m)
 
 static bool stream_selected(const struct env *env)
 {
-	return !env->hist && !env->allocinfo;
+	return !env->hist && !env->allocinfo && !env->listen;
 }
 
 /* The hot path: every record of every ring. */
@@ -74,7 +75,8 @@ static struct mode *stream_create(struct session *s)
 		if (!st->sink)
 			session_fail(s, "%s", err);
 	} else {
-		st->sink = text_sink_new(stdout, session_ksyms(s), s->vmlinux);
+		st->sink = (s->env->json ? json_sink_new : text_sink_new)(stdout, session_ksyms(s),
+									   s->vmlinux);
 		if (!st->sink)
 			session_fail(s, "out of memory");
 		else

@@ -16,7 +16,6 @@
 #include "sink.h"
 #include "text.h"
 
-#define GFP_ACCOUNT 0x400000u /* __GFP_ACCOUNT: the same bit on every kernel since 4.x */
 
 int text_print_header(struct text_sink *sink)
 {

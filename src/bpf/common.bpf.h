@@ -13,6 +13,7 @@ const volatile bool filter_pid = false;
 const volatile bool filter_tid = false;
 const volatile bool filter_cpu = false;
 const volatile bool filter_comm = false;
+const volatile bool filter_cgroup = false;
 const volatile bool filter_size = false;
 /* Frees pass the size filter when their allocation did (sized_ptrs):
  * wanted by the modes that filter frees, not by --allocinfo, whose
@@ -37,6 +38,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } traced_tgids SEC(".maps");
+
+/* --cgroup: the cgroup v2 directory whose tasks (and its descendants') pass. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
 
 /* --min-size/--max-size: allocations that passed, so their frees pass too. */
 struct {
@@ -111,6 +120,8 @@ static __always_inline bool task_passes(struct event_ctx *ev)
 		if (!bpf_map_lookup_elem(&traced_tgids, &tgid))
 			return false;
 	}
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
 	if (filter_comm) {
 		char comm[KMT_COMM_LEN];
 

@@ -116,6 +116,13 @@ static const struct {
 	const char *message;
 } usage_cases[] = {
 	{ "-p 0", "invalid PID '0'" },
+	{ "--listen abc", "invalid --listen 'abc': [ADDR:]PORT, PORT from 1 to 65535" },
+	{ "--listen 127.0.0.1:0", "invalid --listen '127.0.0.1:0': [ADDR:]PORT, PORT from 1 to 65535" },
+	{ "--listen 9100 --hist", "--listen counts what --hist and --allocinfo do: use it alone" },
+	{ "--listen 9100 --allocinfo", "--listen counts what --hist and --allocinfo do: use it alone" },
+	{ "--listen 9100 -o /tmp/x", "--listen cannot be used with -o or -i" },
+	{ "--listen 9100 -b 1M", "--listen has no ring buffer: -b does not apply" },
+	{ "--listen 9100 5", "unexpected argument '5'" },
 	{ "-p abc", "invalid PID 'abc'" },
 	{ "-t -5", "invalid TID '-5'" },
 	{ "-c 0123456789abcdef", "invalid COMM '0123456789abcdef': 1 to 15 characters" },
@@ -153,7 +160,7 @@ static const struct {
 	{ "--hist abc", "invalid interval 'abc': seconds, more than 0" },
 	{ "--hist 1 0", "invalid count '0': a number of outputs, at least 1" },
 	{ "--hist 1 2 3", "unexpected argument '3'" },
-	{ "--top 5", "--top and --hist-keys go with --hist or --hist-by" },
+	{ "--top 5", "--top and --hist-keys go with --hist, --hist-by or --listen" },
 	{ "--hist --top 0", "invalid --top '0': a number from 1 to 10000" },
 	{ "--hist -o /x", "--hist cannot be used with -o or -i" },
 	{ "--hist -b 1M", "--hist has no ring buffer: -b does not apply" },

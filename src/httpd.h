@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The HTTP server of --listen: libmicrohttpd serving GET and HEAD from its
+ * own thread (httpd.c); a build without it (the static one: Debian's
+ * libmicrohttpd needs GnuTLS, which has no static library) links
+ * httpd_none.c, whose httpd_start says so.
+ */
+#ifndef KMEMSNOOP_HTTPD_H
+#define KMEMSNOOP_HTTPD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A page: malloc'd body the server frees, its content type, its status. */
+struct httpd_page {
+	char *body;
+	size_t len;
+	const char *type;
+	unsigned int status;
+};
+
+/* Called from the server's thread for each GET or HEAD: fills page (body
+ * NULL: the connection is dropped). */
+typedef void (*httpd_serve_fn)(void *ctx, const char *path, bool openmetrics,
+			       struct httpd_page *page);
+
+struct httpd;
+
+/* Serves on the listening socket fd (taken over, closed at the end);
+ * NULL with a reason in err. */
+struct httpd *httpd_start(int fd, httpd_serve_fn serve, void *ctx, char *err, size_t err_size);
+/* Waits for requests under way; NULL is allowed. */
+void httpd_stop(struct httpd *h);
+
+#endif /* KMEMSNOOP_HTTPD_H */

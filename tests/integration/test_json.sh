@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# --json: every line of every mode parses as one JSON object, and a
+# workload's known allocations are there with their values.  The workload
+# runs under a name of its own (-c sees it alone) and sends COUNT SysV
+# messages of SIZE bytes: COUNT kmalloc(48 + SIZE) in load_msg, freed.
+#   json.stream     every kmalloc line of load_msg: bytes_req 48 + SIZE,
+#                   bytes_alloc its class, ptr a hex string freed by a kfree
+#                   line; COUNT of them; numbers are numbers
+#   json.hist       --hist-by callsite: load_msg's keys sum to COUNT, in
+#                   the bucket of the class
+#   json.allocinfo  --allocinfo=total: load_msg's row is COUNT x class bytes
+#                   and COUNT calls
+. "$(dirname "$0")/../lib.sh"
+
+SIZE=200
+COUNT=25
+TESTS=(json.stream json.hist json.allocinfo)
+
+require_root
+require_kmemsnoop
+require_workload
+command -v python3 >/dev/null || skip_all "python3 is not installed (it parses the JSON)"
+
+CLASS=$(kmalloc_class $((48 + SIZE)))
+cp "$WORKLOAD" "$WORK/kmsj-wl" || skip_all "cannot copy the workload"
+
+# run ID ARGS...: kmemsnoop ARGS -c kmsj-wl while the workload runs.
+run() {
+	local id=$1
+	shift
+	ks_start "$id" "$@" -c kmsj-wl -e kmalloc || return 1
+	"$WORK/kmsj-wl" msg "$SIZE" "$COUNT" >/dev/null 2>&1
+	sleep 0.6
+	ks_stop "$id"
+}
+
+if run s --json; then
+	python3 - "$(ks_out s)" "$SIZE" "$CLASS" "$COUNT" >"$WORK/s.check" 2>&1 <<'PY'
+import json, sys
+path, size, cls, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+allocs, freed = {}, set()
+for n, line in enumerate(open(path), 1):
+    ev = json.loads(line)  # every line, or the test fails here
+    assert isinstance(ev["pid"], int) and isinstance(ev["cpu"], int), n
+    assert isinstance(ev["timestamp"], float), n
+    assert ev["ptr"].startswith("0x"), n
+    if ev["event"] == "kmalloc" and ev["call_site"].startswith("load_msg+"):
+        assert ev["bytes_req"] == 48 + size and ev["bytes_alloc"] == cls, line
+        assert isinstance(ev["accounted"], bool) and isinstance(ev["node"], int), line
+        allocs[ev["ptr"]] = n
+    elif ev["event"] == "kfree" and ev["ptr"] in allocs:
+        freed.add(ev["ptr"])
+print(len(allocs), len(freed))
+PY
+	got=$(tail -n 1 "$WORK/s.check")
+	[ "$got" = "$COUNT $COUNT" ]
+	check $? json.stream "load_msg allocations and their frees: '$got' (want '$COUNT $COUNT'): $(head -c 300 "$WORK/s.check" | tr '\n' ' ')"
+else
+	fail json.stream "$(ks_start_fail_why s)"
+fi
+
+if run h --hist-by callsite --json 0.3; then
+	python3 - "$(ks_out h)" "$CLASS" >"$WORK/h.check" 2>&1 <<'PY'
+import json, sys
+path, cls = sys.argv[1], int(sys.argv[2])
+n = 0
+for line in open(path):
+    iv = json.loads(line)
+    assert iv["by"] == "callsite" and isinstance(iv["seconds"], float)
+    for k in iv["keys"]:
+        if k["key"].startswith("load_msg+"):
+            n += sum(b["count"] for b in k["buckets"] if b["low"] <= cls <= b["high"])
+print(n)
+PY
+	got=$(tail -n 1 "$WORK/h.check")
+	[ "$got" = "$COUNT" ]
+	check $? json.hist "load_msg's allocations in the bucket of $CLASS: '$got' (want $COUNT): $(head -c 300 "$WORK/h.check" | tr '\n' ' ')"
+else
+	fail json.hist "$(ks_start_fail_why h)"
+fi
+
+if run a --allocinfo=total --json; then
+	python3 - "$(ks_out a)" >"$WORK/a.check" 2>&1 <<'PY'
+import json, sys
+tables = [json.loads(line) for line in open(sys.argv[1])]
+rows = [r for r in tables[-1]["rows"] if r["tag"].endswith("func:load_msg") or r["tag"].endswith("func:alloc_msg")]
+print(len(tables), sum(r["bytes"] for r in rows), sum(r["calls"] for r in rows))
+PY
+	got=$(tail -n 1 "$WORK/a.check")
+	[ "$got" = "1 $((COUNT * CLASS)) $COUNT" ]
+	check $? json.allocinfo "tables, load_msg's bytes and calls: '$got' (want '1 $((COUNT * CLASS)) $COUNT'): $(head -c 300 "$WORK/a.check" | tr '\n' ' ')"
+else
+	fail json.allocinfo "$(ks_start_fail_why a)"
+fi
+finish
