@@ -9,9 +9,12 @@ set -eu
 # tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;
 # tmux drives the live view in a terminal;
 # tools/vmtest: qemu, and for the VMs' initramfs busybox and bash linked
-# statically, cpio to pack it (apt-get and dpkg-deb fetch the kernels).
+# statically, cpio to pack it (apt-get and dpkg-deb fetch the kernels);
+# arm64: the cross compiler (make static ARCH=arm64; tools/arm64-sysroot
+# fetches the arm64 libraries it links) and qemu-system-aarch64.
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-      libbz2-dev libncurses-dev util-linux tmux qemu-system-x86 busybox-static bash-static cpio"
+      libbz2-dev libncurses-dev util-linux tmux qemu-system-x86 busybox-static bash-static cpio
+      gcc-aarch64-linux-gnu qemu-system-arm"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
