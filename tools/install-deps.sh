@@ -10,11 +10,12 @@ set -eu
 # tmux drives the live view in a terminal;
 # tools/vmtest: qemu, and for the VMs' initramfs busybox and bash linked
 # statically, cpio to pack it (apt-get and dpkg-deb fetch the kernels);
-# arm64: the cross compiler (make static ARCH=arm64; tools/arm64-sysroot
-# fetches the arm64 libraries it links) and qemu-system-aarch64.
+# arm64: the cross compiler and its C library (make static ARCH=arm64;
+# tools/arm64-sysroot fetches the other arm64 libraries it links) and
+# qemu-system-aarch64.
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
       libbz2-dev libncurses-dev util-linux tmux qemu-system-x86 busybox-static bash-static cpio
-      gcc-aarch64-linux-gnu qemu-system-arm"
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
