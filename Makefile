@@ -2,10 +2,16 @@
 #
 #   make            ./kmemsnoop, the unit tests and the test workload
 #   make test       the whole test suite (root: it runs BPF programs), the VM
-#                   matrix included
+#                   matrix included (x86, then the oldest and newest arm64
+#                   kernels; VMTEST=0 leaves the VMs out)
 #   make static     a fully static ./kmemsnoop (libbpf, libelf, libdw, ncurses...)
+#   make static ARCH=arm64 (or make static-arm64)
+#                   the same for arm64, cross-built: ./kmemsnoop-arm64, and the
+#                   arm64 test programs under .output/arm64/tests
 #   make vmtest     the integration tests on Debian's 5.10, 6.1 and 6.12 kernels
 #                   under QEMU (tools/vmtest; downloads cached)
+#   make vmtest-arm64  the same on Debian's arm64 kernels (5.10, 6.1, 6.12 and
+#                   the newest) under qemu-system-aarch64
 #   make bench      overhead against untraced runs and peer tools (root; not part of test)
 #   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
 #   make deps       install the build and test dependencies (Debian, apt-get)
@@ -21,8 +27,41 @@ CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
 PKG_CONFIG ?= pkg-config
 
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+ARCH := $(HOST_ARCH)
 VMLINUX_DIR := vmlinux/$(ARCH)
+
+# --- cross builds ----------------------------------------------------------------
+# ARCH=arm64 on another machine: aarch64-linux-gnu-gcc (with its own C
+# library) and Debian's arm64 libbpf, libelf, libdw, ncurses... unpacked in a
+# sysroot (tools/arm64-sysroot fetches them), in
+# a separate OUTPUT (the skeletons embed the BPF objects of one
+# architecture); pkg-config reads the sysroot's .pc files, so the flags
+# below come out right for it.  Only the static build is meant to run.
+CROSS_arm64 := aarch64-linux-gnu-
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS ?= $(CROSS_$(ARCH))
+ifeq ($(CROSS),)
+$(error ARCH=$(ARCH): no cross compiler known (set CROSS=<triplet>-))
+endif
+OUTPUT := .output/$(ARCH)
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+SYSROOT ?= $(shell tools/$(ARCH)-sysroot)
+ifeq ($(wildcard $(SYSROOT)/usr/include/bpf/libbpf.h),)
+$(error ARCH=$(ARCH): no sysroot (tools/$(ARCH)-sysroot failed))
+endif
+endif
+CC := $(CROSS)gcc
+PKG_CONFIG := PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) \
+	PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/$(patsubst %-,%,$(CROSS))/pkgconfig:$(SYSROOT)/usr/share/pkgconfig \
+	pkg-config
+READELF := $(CROSS)readelf
+TEST_BIN := $(OUTPUT)/tests
+STATIC_COPY := kmemsnoop-$(ARCH)
+endif
+READELF ?= readelf
+TEST_BIN ?= tests
+STATIC_COPY ?= kmemsnoop
 
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror
@@ -104,7 +143,7 @@ APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all test unit run deps clean vmlinux bench static vmtest
+.PHONY: all test unit run deps clean vmlinux bench static vmtest static-arm64 vmtest-arm64
 .DELETE_ON_ERROR:
 
 all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload \
@@ -164,11 +203,13 @@ unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 # so that it runs in the test VMs too.
 BPF_PROGS_OBJS := $(OUTPUT)/kernel_features.o $(OUTPUT)/sources.o $(OUTPUT)/record.o
 
-tests/bpf_progs: tests/bpf_progs.c $(BPF_PROGS_OBJS) $(SKELETONS) $(LIBBPF_DEP)
+$(TEST_BIN)/bpf_progs: tests/bpf_progs.c $(BPF_PROGS_OBJS) $(SKELETONS) $(LIBBPF_DEP)
+	mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -static $< $(BPF_PROGS_OBJS) $(STATIC_LIBS) -o $@
 
 # Static, libc only: the same binary runs in the test VMs' busybox initramfs.
-tests/workload: tests/workload.c
+$(TEST_BIN)/workload: tests/workload.c
+	mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -static $< -o $@
 
 # The same objects linked with -static, checked to need no shared library:
@@ -180,16 +221,29 @@ STATIC_OBJS := $(filter-out $(OUTPUT)/httpd.o,$(APP_OBJS)) $(OUTPUT)/httpd_none.
 $(STATIC_KMEMSNOOP): $(STATIC_OBJS) $(LIBBPF_DEP)
 	mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -static $(STATIC_OBJS) $(STATIC_LIBS) -o $@
-	@if readelf -d $@ | grep -q NEEDED; then \
-		echo "kmemsnoop: $@ still needs shared libraries:" >&2; readelf -d $@ | grep NEEDED >&2; \
+	@if $(READELF) -d $@ | grep -q NEEDED; then \
+		echo "kmemsnoop: $@ still needs shared libraries:" >&2; $(READELF) -d $@ | grep NEEDED >&2; \
 		rm -f $@; exit 1; fi
 
-static: $(STATIC_KMEMSNOOP)
-	cp $(STATIC_KMEMSNOOP) kmemsnoop
+static: $(STATIC_KMEMSNOOP) $(if $(CROSS),$(TEST_BIN)/workload $(TEST_BIN)/bpf_progs)
+	cp $(STATIC_KMEMSNOOP) $(STATIC_COPY)
+
+# arm64 from any machine: the static binaries (ARCH=arm64 above) and the
+# tests on Debian's arm64 kernels under qemu-system-aarch64.
+ARM64_OUTPUT := .output/arm64
+static-arm64:
+	$(MAKE) static ARCH=arm64
+
+vmtest-arm64: static-arm64
+	KMEMSNOOP_STATIC=$(abspath $(ARM64_OUTPUT)/static/kmemsnoop) \
+		WORKLOAD=$(abspath $(ARM64_OUTPUT)/tests/workload) \
+		BPF_PROGS=$(abspath $(ARM64_OUTPUT)/tests/bpf_progs) tools/vmtest --arch arm64
 
 # tests/run.sh runs tools/vmtest after the host's tests, so that its
 # closing totals count the VMs' results too.
-test: all $(STATIC_KMEMSNOOP)
+# With the VMs, the arm64 build too: tests/run.sh boots the oldest and the
+# newest arm64 kernels after the x86 matrix.
+test: all $(STATIC_KMEMSNOOP) $(if $(filter 0,$(VMTEST)),,static-arm64)
 	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tests/run.sh
 
 vmtest: $(STATIC_KMEMSNOOP) tests/workload tests/bpf_progs
@@ -225,4 +279,4 @@ vmlinux:
 
 clean:
 	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
-		tests/nodwarf_fixture tests/workload tests/bpf_progs $(BENCH_PROGS)
+		tests/nodwarf_fixture tests/workload tests/bpf_progs $(BENCH_PROGS) kmemsnoop-arm64

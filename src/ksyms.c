@@ -16,7 +16,8 @@
  * module's memory region), a symbol whose next neighbour belongs to another
  * owner, or for modules to another kind of section, is cut at the next page
  * boundary: module regions are page-granular, so that is where the region
- * most likely ends, and it keeps sizes from running across modules.
+ * most likely ends, and it keeps sizes from running across modules.  The
+ * page is the kernel's (4, 16 or 64 KiB on arm64), which is this system's.
  */
 #include "ksyms.h"
 
@@ -33,7 +34,6 @@
 
 #include "kmemsnoop.h"
 
-#define KSYMS_PAGE 4096ULL
 #define KSYMS_READ_CHUNK (1u << 20)
 #define KSYMS_CACHE_BITS 11
 #define KSYMS_CACHE_SLOTS (1u << KSYMS_CACHE_BITS)
@@ -249,15 +249,15 @@ static bool is_text(char type)
 	return type == 't' || type == 'T';
 }
 
-static unsigned long long to_page_end(unsigned long long addr)
+static unsigned long long to_page_end(unsigned long long addr, unsigned long long page)
 {
-	return KSYMS_PAGE - (addr & (KSYMS_PAGE - 1));
+	return page - (addr & (page - 1));
 }
 
-static unsigned long long sym_size(const struct ksym_ent *e,
-				   const struct ksym_ent *next)
+static unsigned long long sym_size(const struct ksym_ent *e, const struct ksym_ent *next,
+				   unsigned long long page)
 {
-	unsigned long long gap, cap = to_page_end(e->sym.addr);
+	unsigned long long gap, cap = to_page_end(e->sym.addr, page);
 
 	if (!next)
 		return cap;
@@ -272,12 +272,16 @@ static unsigned long long sym_size(const struct ksym_ent *e,
 /* Each symbol ends where the next higher address begins. */
 static void compute_sizes(struct ksym_ent *ents, size_t n)
 {
+	long page = sysconf(_SC_PAGESIZE);
 	const struct ksym_ent *next = NULL;
+
+	if (page <= 0)
+		page = 4096;
 
 	for (size_t i = n; i-- > 0;) {
 		if (i + 1 < n && ents[i + 1].sym.addr != ents[i].sym.addr)
 			next = &ents[i + 1];
-		ents[i].sym.size = sym_size(&ents[i], next);
+		ents[i].sym.size = sym_size(&ents[i], next, page);
 	}
 }
 

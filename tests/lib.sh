@@ -834,13 +834,28 @@ ev_keys() {
 	awk -F'\t' -v OFS='\t' "$2 { print $3 }" "$1" | LC_ALL=C sort
 }
 
+# KMALLOC_CLASSES: the kernel's kmalloc size classes, from its kmalloc-N
+# (or -Nk) caches (/sys/kernel/slab with SLUB, else /proc/slabinfo): they differ
+# between architectures (arm64 before 6.5 has none below 128 bytes, and no
+# 96 or 192) and with the page size.  x86's with 4 KiB pages when neither
+# can be read.
+kmalloc_classes() {
+	{
+		ls /sys/kernel/slab 2>/dev/null
+		awk '{ print $1 }' /proc/slabinfo 2>/dev/null
+	} | awk '/^kmalloc-[0-9]+k?$/ { n = substr($0, 9); print (n ~ /k$/) ? n * 1024 : n }' |
+		sort -nu | tr '\n' ' '
+}
+KMALLOC_CLASSES=$(kmalloc_classes)
+[ -n "$KMALLOC_CLASSES" ] || KMALLOC_CLASSES="8 16 32 64 96 128 192 256 512 1024 2048 4096 8192"
+
 # kmalloc_class BYTES: the kmalloc size class serving a request of BYTES
-# (up to 8192; larger requests go to the page allocator).
+# (0 past the largest: such requests go to the page allocator).
 kmalloc_class() {
 	local c
-	for c in 8 16 32 64 96 128 192 256 512 1024 2048 4096 8192; do
-		if [ "$1" -le $c ]; then
-			echo $c
+	for c in $KMALLOC_CLASSES; do
+		if [ "$1" -le "$c" ]; then
+			echo "$c"
 			return
 		fi
 	done
@@ -848,17 +863,18 @@ kmalloc_class() {
 }
 
 # msg_pieces SIZE: "bytes_req<TAB>bytes_alloc" of each kmalloc of one
-# message of SIZE bytes (msg_msg header 48 bytes, 4048 bytes of text in
-# the first page, then msg_msgseg pieces of 8 + up to 4088 bytes).
+# message of SIZE bytes (msg_msg header 48 bytes, a page less the header
+# of text in the first piece, then msg_msgseg pieces of 8 + up to a page
+# less 8 bytes).
 msg_pieces() {
 	local size=$1 first rest seg
 	first=$size
-	[ "$first" -gt 4048 ] && first=4048
+	[ "$first" -gt $((PAGE_SIZE - 48)) ] && first=$((PAGE_SIZE - 48))
 	echo "$((48 + first))	$(kmalloc_class $((48 + first)))"
 	rest=$((size - first))
 	while [ "$rest" -gt 0 ]; do
 		seg=$rest
-		[ "$seg" -gt 4088 ] && seg=4088
+		[ "$seg" -gt $((PAGE_SIZE - 8)) ] && seg=$((PAGE_SIZE - 8))
 		echo "$((8 + seg))	$(kmalloc_class $((8 + seg)))"
 		rest=$((rest - seg))
 	done

@@ -9,11 +9,15 @@
 # only when nothing failed and something passed.
 #
 # Then tools/vmtest, the same integration tests on other kernels under
-# QEMU, whose tagged result lines count here too (VMTEST=0 leaves it out).
+# QEMU, whose tagged result lines count here too (VMTEST=0 leaves it out),
+# and, when the arm64 build is there (make test builds it), tools/vmtest
+# --arch arm64 on the oldest and the newest arm64 kernels (VMTEST_ARM64:
+# the series, default "5.10 newest"; 0 leaves them out).
 #
 # Run from anywhere (make test runs it from the top as root, after make).
 # Arguments: optional test script names or paths to run instead of all,
-# e.g.  tests/run.sh test_msg test_errors  ("vmtest" names tools/vmtest).
+# e.g.  tests/run.sh test_msg test_errors  ("vmtest" names tools/vmtest,
+# "vmtest-arm64" tools/vmtest --arch arm64).
 # Environment: TEST_TIMEOUT (seconds per program, default 300),
 # VMTEST_SUITE_TIMEOUT (seconds for tools/vmtest, default 3600), what
 # tests/lib.sh reads (KMEMSNOOP, WORKLOAD, VERBOSE, KEEP_TMP) and what
@@ -62,6 +66,7 @@ if [ $# -gt 0 ]; then
 	for a in "$@"; do
 		case $a in
 		vmtest) vmtest=1 ;;
+		vmtest-arm64) vmtest=2 ;;
 		*/*) scripts+=("$a") ;;
 		*) scripts+=("tests/integration/${a%.sh}.sh") ;;
 		esac
@@ -90,6 +95,12 @@ done
 
 if [ $vmtest = 1 ]; then
 	RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest tools/vmtest
+fi
+arm64_series=${VMTEST_ARM64:-5.10 newest}
+if [ $vmtest = 2 ] || { [ $vmtest = 1 ] && [ "$arm64_series" != 0 ] &&
+	[ -f .output/arm64/static/kmemsnoop ]; }; then
+	# shellcheck disable=SC2086
+	RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest-arm64 tools/vmtest --arch arm64 $arm64_series
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -96,17 +96,23 @@ for SIZE in "${SIZES[@]}"; do
 done
 
 # kmemsnoop prints real pointers, not the kernel's hashed %p (which shows
-# 00000000xxxxxxxx): slab objects live in the direct map at the top of the
-# address space, from ffff888000000000 with 4-level paging and from
-# ff11000000000000 with 5-level paging (LA57: QEMU's -cpu max has it).
-DIRECT_MAP='^(ffff[89a-f]|ff[1-8][0-9a-f])'
-if [ "$(uname -m)" = x86_64 ]; then
+# 00000000xxxxxxxx): slab objects live in the kernel's linear (direct) map,
+# x86_64: from ffff888000000000 with 4-level paging and from
+# ff11000000000000 with 5-level paging (LA57: QEMU's -cpu max has it);
+# arm64 (since 5.4): the lower half of the kernel's addresses, from
+# -(1 << VA_BITS) (48 or 52 bits) up to ffff800000000000.
+case $(uname -m) in
+x86_64) DIRECT_MAP='^(ffff[89a-f]|ff[1-8][0-9a-f])' MAP_TEXT='ffff8... or ff11...' ;;
+aarch64) DIRECT_MAP='^(fff[0-9a-e]|ffff[0-7])' MAP_TEXT='fff0... to ffff7...' ;;
+*) DIRECT_MAP= ;;
+esac
+if [ -n "$DIRECT_MAP" ]; then
 	n=$(wc -l <"$all_ptrs")
 	nk=$(grep -Ec "$DIRECT_MAP" "$all_ptrs")
 	[ "$n" -gt 0 ] && [ "$n" -eq "$nk" ]
-	check $? msg.real_pointers "$nk of $n load_msg pointers look like kernel direct-map addresses (ffff8... or ff11...): e.g. $(grep -Ev "$DIRECT_MAP" "$all_ptrs" | head -n1)"
+	check $? msg.real_pointers "$nk of $n load_msg pointers look like kernel direct-map addresses ($MAP_TEXT): e.g. $(grep -Ev "$DIRECT_MAP" "$all_ptrs" | head -n1)"
 else
-	skip msg.real_pointers "kernel address layout only checked on x86_64"
+	skip msg.real_pointers "kernel address layout not known for $(uname -m)"
 fi
 
 finish
