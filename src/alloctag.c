@@ -45,9 +45,14 @@ static const char *const allocator_prefixes[] = {
 	"__get_free_pages", "get_zeroed_page", "rmqueue", "__rmqueue",
 };
 
+/*
+ * The tracing machinery between a tracepoint's caller and the BPF program,
+ * and the tracepoints' trace_<event>() where the compiler did not inline
+ * them (7.2's trace_kmalloc on arm64).
+ */
 static const char *const glue_prefixes[] = {
 	"bpf_", "__bpf_", "___bpf_", "__traceiter_", "trace_event_raw_event_", "perf_trace_",
-	"trace_call_bpf",
+	"trace_call_bpf", "trace_kmalloc", "trace_kmem_cache_alloc", "trace_mm_page_alloc",
 };
 
 static bool has_prefix(const char *s, const char *const *prefixes, size_t n)

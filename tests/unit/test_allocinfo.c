@@ -92,10 +92,11 @@ static void test_names(struct unit *u)
 	static const char *const callers[] = {
 		"load_msg", "alloc_slab_page", "pipe_write", "anon_pipe_write", "do_anonymous_page",
 		"pte_alloc_one", "alloc_empty_file", "noprofile", "getname_flags.part.0",
+		"trace_array_create",
 	};
 	static const char *const glue[] = {
 		"bpf_prog_2902cabeaa91e9d5_tp_kmalloc", "bpf_trace_run4", "__bpf_trace_kmalloc",
-		"__traceiter_kmalloc",
+		"__traceiter_kmalloc", "trace_kmalloc", "trace_kmem_cache_alloc", "trace_mm_page_alloc",
 	};
 	struct unit_case c;
 
