@@ -1,44 +1,114 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Writing kmemtrace binary files: records go out as the rings hold them. */
+/*
+ * Writing kmemtrace binary files: records go out as the rings hold them.
+ *
+ * A recording holds what the kernel hides from other users: the real
+ * addresses of its symbols (the kallsyms copy) and of its heap (every
+ * record's pointers).  So the directory is 0700 and its files 0600, set
+ * with fchmod whatever the umask; an existing directory is used only when
+ * it already belongs to kmemsnoop's user and no one else can enter it (it
+ * is never loosened or tightened: -o /tmp must not change /tmp).  Files
+ * are opened relative to the directory, never through a symbolic link.
+ */
 #include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "binout.h"
 #include "kmemsnoop.h"
 #include "sink.h"
 
 #define FILE_BUFFER (1 << 20)
+#define DIR_MODE 0700
+#define FILE_MODE 0600
 
 struct binout {
 	char *dir;
+	int dirfd;
 	int ncpus;
 	FILE **cpu;
 };
 
-static int write_text_file(const char *dir, const char *name, unsigned long long value,
+/* Opens (creating or truncating) name in the directory, mode FILE_MODE. */
+static FILE *create_file(const struct binout *bo, const char *name)
+{
+	int fd = openat(bo->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+			FILE_MODE);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	/* The umask may have taken bits away, an older file may have more. */
+	if (fchmod(fd, FILE_MODE) || !(f = fdopen(fd, "w"))) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+		return NULL;
+	}
+	return f;
+}
+
+static int write_text_file(const struct binout *bo, const char *name, unsigned long long value,
 			   char *err, size_t err_size)
 {
-	char path[4096];
-	FILE *f;
+	FILE *f = create_file(bo, name);
 	int ret = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
 	if (!f) {
-		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		snprintf(err, err_size, "cannot write %s/%s: %s", bo->dir, name, strerror(errno));
 		return -errno;
 	}
 	fprintf(f, "%llu\n", value);
 	if (ferror(f) || fflush(f))
-		ret = -errno;
+		ret = errno ? -errno : -EIO;
 	if (fclose(f) && !ret)
 		ret = -errno;
 	if (ret)
-		snprintf(err, err_size, "%s: %s", path, strerror(-ret));
+		snprintf(err, err_size, "writing %s/%s: %s", bo->dir, name, strerror(-ret));
 	return ret;
+}
+
+/* The directory, created DIR_MODE, or an existing one only its owner can enter. */
+static int open_dir(const char *dir, char *err, size_t err_size)
+{
+	bool created = mkdir(dir, DIR_MODE) == 0;
+	struct stat st;
+	int fd;
+
+	if (!created && errno != EEXIST) {
+		snprintf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			snprintf(err, err_size, "%s exists and is not a directory (a symbolic link "
+				 "is not followed)", dir);
+		else
+			snprintf(err, err_size, "cannot open %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if ((created && fchmod(fd, DIR_MODE)) || fstat(fd, &st)) {
+		snprintf(err, err_size, "%s: %s", dir, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		snprintf(err, err_size, "%s exists and %s (mode %04o): a recording holds kernel "
+			 "addresses; give a new directory or chmod 700 it", dir,
+			 st.st_uid != geteuid() ? "belongs to another user" :
+						  "other users can open it",
+			 (unsigned int)(st.st_mode & 07777));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static void close_all(struct binout *bo)
@@ -46,6 +116,8 @@ static void close_all(struct binout *bo)
 	for (int i = 0; i < bo->ncpus; i++)
 		if (bo->cpu[i])
 			fclose(bo->cpu[i]);
+	if (bo->dirfd >= 0)
+		close(bo->dirfd);
 	free(bo->cpu);
 	free(bo->dir);
 	free(bo);
@@ -54,7 +126,7 @@ static void close_all(struct binout *bo)
 struct binout *binout_open(const char *dir, int ncpus, char *err, size_t err_size)
 {
 	struct binout *bo = calloc(1, sizeof(*bo));
-	char path[4096];
+	char name[32];
 
 	if (!bo || !(bo->cpu = calloc(ncpus, sizeof(FILE *))) || !(bo->dir = strdup(dir))) {
 		snprintf(err, err_size, "out of memory");
@@ -64,20 +136,19 @@ struct binout *binout_open(const char *dir, int ncpus, char *err, size_t err_siz
 		return NULL;
 	}
 	bo->ncpus = ncpus;
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		snprintf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
+	bo->dirfd = open_dir(dir, err, err_size);
+	if (bo->dirfd < 0)
 		goto fail;
-	}
 	for (int i = 0; i < ncpus; i++) {
-		snprintf(path, sizeof(path), "%s/cpu%d", dir, i);
-		bo->cpu[i] = fopen(path, "w");
+		snprintf(name, sizeof(name), "cpu%d", i);
+		bo->cpu[i] = create_file(bo, name);
 		if (!bo->cpu[i]) {
-			snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno));
+			snprintf(err, err_size, "cannot write %s/%s: %s", dir, name, strerror(errno));
 			goto fail;
 		}
 		setvbuf(bo->cpu[i], NULL, _IOFBF, FILE_BUFFER);
 	}
-	if (write_text_file(dir, "abi_version", KMT_ABI_VERSION, err, err_size))
+	if (write_text_file(bo, "abi_version", KMT_ABI_VERSION, err, err_size))
 		goto fail;
 	return bo;
 fail:
@@ -99,7 +170,7 @@ int binout_write(struct binout *bo, int cpu, const void *rec, size_t size, char 
 int binout_copy_file(struct binout *bo, const char *src, const char *name, char *err,
 		     size_t err_size)
 {
-	char path[4096], buf[1 << 16];
+	char buf[1 << 16];
 	FILE *in = fopen(src, "r"), *out;
 	size_t n;
 	int ret = 0;
@@ -108,10 +179,9 @@ int binout_copy_file(struct binout *bo, const char *src, const char *name, char 
 		snprintf(err, err_size, "%s: %s", src, strerror(errno));
 		return -errno;
 	}
-	snprintf(path, sizeof(path), "%s/%s", bo->dir, name);
-	out = fopen(path, "w");
+	out = create_file(bo, name);
 	if (!out) {
-		snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno));
+		snprintf(err, err_size, "cannot write %s/%s: %s", bo->dir, name, strerror(errno));
 		fclose(in);
 		return -errno;
 	}
@@ -124,7 +194,7 @@ int binout_copy_file(struct binout *bo, const char *src, const char *name, char 
 		ret = -errno;
 	fclose(in);
 	if (ret)
-		snprintf(err, err_size, "writing %s: %s", path, strerror(-ret));
+		snprintf(err, err_size, "writing %s/%s: %s", bo->dir, name, strerror(-ret));
 	return ret;
 }
 
@@ -140,9 +210,9 @@ int binout_close(struct binout *bo, uint64_t lost_bytes, uint64_t lost_events, c
 		}
 	}
 	if (!ret)
-		ret = write_text_file(bo->dir, "total_overruns", lost_bytes, err, err_size);
+		ret = write_text_file(bo, "total_overruns", lost_bytes, err, err_size);
 	if (!ret)
-		ret = write_text_file(bo->dir, "total_overrun_events", lost_events, err, err_size);
+		ret = write_text_file(bo, "total_overrun_events", lost_events, err, err_size);
 	close_all(bo);
 	return ret;
 }
