@@ -202,6 +202,13 @@ static size_t merge_same(struct row *rows, size_t n, int (*same)(const void *, c
 	return out;
 }
 
+/* qsort with no rows: rows may then be NULL, which qsort must not get. */
+static void sort_rows(struct row *rows, size_t n, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), cmp);
+}
+
 /* --- printing ------------------------------------------------------------------------ */
 
 /* What makes the numbers below smaller than the truth, as "#" lines. */
@@ -257,10 +264,10 @@ int aitable_visit(struct aitable *t, ai_row_fn fn, void *ctx)
 
 	for (size_t i = 0; i < n; i++)
 		rows[i].site = &t->sites[slot_of(t, rows[i].key)];
-	qsort(rows, n, sizeof(*rows), by_tag);
+	sort_rows(rows, n, by_tag);
 	if (!t->cfg.stacks)
 		n = merge_same(rows, n, by_tag);
-	qsort(rows, n, sizeof(*rows), by_bytes);
+	sort_rows(rows, n, by_bytes);
 	for (size_t i = 0; i < n && !err; i++)
 		err = fn(ctx, rows[i].site->text.tag, rows[i].bytes, rows[i].calls);
 	t->nrows = 0;
@@ -277,14 +284,14 @@ int aitable_print(struct aitable *t, const struct kmt_ai_stats *st, unsigned lon
 	for (size_t i = 0; i < n; i++)
 		rows[i].site = &t->sites[slot_of(t, rows[i].key)];
 	if (t->cfg.folded) {
-		qsort(rows, n, sizeof(*rows), by_folded);
+		sort_rows(rows, n, by_folded);
 		n = merge_same(rows, n, by_folded);
 		print_losses(notes, st, misses);
 		print_folded(out, rows, n);
 	} else {
-		qsort(rows, n, sizeof(*rows), by_tag);
+		sort_rows(rows, n, by_tag);
 		if (t->cfg.stacks)
-			qsort(rows, n, sizeof(*rows), by_bytes);
+			sort_rows(rows, n, by_bytes);
 		else
 			n = merge_same(rows, n, by_tag);
 		fputs(allocinfo_header, out);

@@ -286,7 +286,8 @@ static void build_index(struct srcline *d, Dwarf *dw)
 					return;
 		off = next;
 	}
-	qsort(d->ranges, d->nranges, sizeof(*d->ranges), by_lo);
+	if (d->nranges > 1) /* ranges is NULL when there are none */
+		qsort(d->ranges, d->nranges, sizeof(*d->ranges), by_lo);
 }
 
 /* The unit holding addr (a DWARF address): by aranges, else the index. */

@@ -6,6 +6,8 @@ set -eu
 # (DWARF file:line tags of --allocinfo), ncurses (the --hist live view); the
 # -dev packages also ship the .a files make static links, and libdw's static
 # link needs libbz2's (libbz2-dev, which libdw-dev does not pull in);
+# make fuzz: clang's libFuzzer runtime (libclang-rt-dev, which clang only
+# recommends);
 # tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;
 # tmux drives the live view in a terminal; prometheus (with promtool), curl and
 # python3 scrape and query the --listen endpoint;
@@ -15,9 +17,9 @@ set -eu
 # tools/arm64-sysroot fetches the other arm64 libraries it links) and
 # qemu-system-aarch64.
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-      libbz2-dev libncurses-dev libmicrohttpd-dev util-linux tmux qemu-system-x86 busybox-static
-      bash-static cpio prometheus curl python3 gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-      qemu-system-arm"
+      libbz2-dev libclang-rt-dev libncurses-dev libmicrohttpd-dev util-linux tmux qemu-system-x86
+      busybox-static bash-static cpio prometheus curl python3 gcc-aarch64-linux-gnu
+      libc6-dev-arm64-cross qemu-system-arm"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
