@@ -328,3 +328,35 @@ clean: clean-sanitize
 .PHONY: clean-sanitize
 clean-sanitize:
 	rm -f $(SAN_UNIT)
+
+#   make fuzz       libFuzzer targets (tests/fuzz/fuzz_*.c: a recording's
+#                   records, a whole recording directory, kallsyms, the
+#                   command line) built with clang, the kept regression
+#                   inputs run, then each target fuzzed for FUZZ_SECONDS
+#                   from the committed seeds (tests/fuzz/run.sh)
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= record tracedir ksyms options
+FUZZ_OUT := $(OUTPUT)/fuzz
+FUZZ_CFLAGS ?= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all
+FUZZ_LIB_OBJS := $(patsubst src/%.c,$(FUZZ_OUT)/%.o,$(LIB_SRCS))
+FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
+
+.PHONY: fuzz
+# Only pattern rules name these objects: without this make deletes them.
+.SECONDARY: $(FUZZ_LIB_OBJS)
+
+$(FUZZ_OUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(OUTPUT)/kmemsnoop.skel.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(USER_CFLAGS) $(LIBBPF_CFLAGS) \
+		$(LIBDW_CFLAGS) -c $< -o $@
+
+$(FUZZ_OUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(LIBBPF_DEP)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(USER_CFLAGS) $(LIBBPF_CFLAGS) $< \
+		$(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
+
+fuzz: $(FUZZ_BINS)
+	FUZZ_OUT=$(abspath $(FUZZ_OUT)) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_TARGETS)

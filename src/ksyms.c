@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/types.h>
@@ -58,19 +59,26 @@ struct ksyms {
 	struct ksyms_slot cache[KSYMS_CACHE_SLOTS];
 };
 
-/* Reads the whole file: /proc files report size 0, so grow as we go. */
+/*
+ * Reads the whole file: /proc files report size 0, so grow as we go; a
+ * regular file (a recording's copy) gets its size and the NUL at once.
+ */
 static char *read_all(const char *path, size_t *len_out)
 {
 	size_t cap = 4 * KSYMS_READ_CHUNK, len = 0;
 	char *buf = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
 
 	if (fd < 0)
 		return NULL;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (unsigned long long)st.st_size < SIZE_MAX / 4)
+		cap = (size_t)st.st_size + 2; /* the NUL, and a byte to see the end */
 	for (;;) {
 		ssize_t n;
 
-		if (!buf || cap - len < KSYMS_READ_CHUNK + 1) {
+		if (!buf || cap - len < 2) {
 			char *nb = realloc(buf, buf ? cap * 2 : cap);
 
 			if (!nb)

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libFuzzer target: the bytes of one cpuN file of a recording, decoded
+ * record by record (kmt_decode) as kmemsnoop -i walks them, and each record
+ * formatted as a text line.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gfp.h"
+#include "record.h"
+#include "text.h"
+
+static struct text_sink sink;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	sink.gfp = gfp_names_new(NULL); /* the names of no kernel in particular */
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct kmt_event ev;
+	char line[1024];
+	size_t off = 0;
+
+	while (off < size && kmt_decode(data + off, size - off, &ev) == KMT_OK) {
+		text_format_event(&sink, &ev, line, sizeof(line));
+		off += ev.event_size;
+	}
+	return 0;
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Writes the seed inputs of the fuzz targets under tests/fuzz/corpus/.
+
+Records follow docs/ABI.md byte by byte, with made-up addresses (a real
+recording holds this boot's kernel addresses, which stay private).  Run it
+again after a change of the record layout or of the fuzz input formats:
+    tests/fuzz/make-seeds.py
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEPARATOR = b"\n--kmt--\n"  # fuzz_tracedir.c's
+
+KALLSYMS = (
+    b"ffffffff81000000 T _stext\n"
+    b"ffffffff81000000 T _text\n"
+    b"ffffffff81353ac0 T free_task\n"
+    b"ffffffff816bbb50 T alloc_empty_file\n"
+    b"ffffffff816ca420 t getname_flags.part.0\n"
+    b"ffffffff81700000 T load_msg\n"
+    b"ffffffff81700200 T free_msg\n"
+    b"0000000000000000 T hidden_by_kptr_restrict\n"
+    b"0000000000001000 A cpu_debug_store\n"
+    b"ffffffffc0a01000 t mod_alpha\t[mymod]\n"
+    b"ffffffffc0a03000 d mod_data\t[mymod]\n"
+    b"ffffffffc0b00000 t bpf_prog_0123456789abcdef_probe\t[bpf]\n"
+    b"ffffffffc0c00000 t ftrace_trampoline\t[__builtin__ftrace]\n"
+    b"not a symbol line\n"
+    b"ffffffffc0d00000 t no_newline_at_end\t[lastmod]"
+)
+
+
+def core(event, typ, size, seq, site, ptr):
+    return struct.pack("<BBHiQQ", event, typ, size, seq, site, ptr)
+
+
+def alloc(req, got, gfp, node):
+    return struct.pack("<QQIi", req, got, gfp, node)
+
+
+def feat_time(cpu, ns):
+    return struct.pack("<HBBIQ", 16, 1, 0, cpu, ns)
+
+
+def feat_task(pid, tid, comm):
+    return struct.pack("<HBBII16sI", 32, 2, 0, pid, tid, comm, 0)
+
+
+def feat_cache(flags, name):
+    return struct.pack("<HBB36s", 40, 3, flags, name)
+
+
+def feat_page(order, mt, pfn):
+    return struct.pack("<HBBiQ", 16, 4, order, mt, pfn)
+
+
+def record(event, typ, seq, site, ptr, body):
+    size = 24 + len(body)
+    return core(event, typ, size, seq, site, ptr) + body
+
+
+def trace(cpu, t0):
+    """One of each record kmemsnoop writes, on one CPU."""
+    task = feat_task(4242, 4242, b"workload")
+    a = alloc(248, 256, 0x400cc0, -1)
+    recs = [
+        record(0, 0, 0, 0xffffffff8170005c, 0xffff888104a1f000, a + feat_time(cpu, t0) + task),
+        record(1, 0, 1, 0xffffffff81700231, 0xffff888104a1f000, feat_time(cpu, t0 + 7) + task),
+        record(0, 1, 2, 0xffffffff816bbb8c, 0xffff888106b7acc0,
+               alloc(184, 192, 0xcc0, -1) + feat_time(cpu, t0 + 9) + task + feat_cache(1, b"filp")),
+        record(1, 1, 3, 0xffffffff81353adb, 0xffff888106b7acc0,
+               feat_time(cpu, t0 + 11) + task + feat_cache(0, b"filp")),
+        record(0, 2, 4, 0, 0xffffea000598bac0,
+               alloc(4096, 4096, 0x140dca, -1) + feat_time(cpu, t0 + 13) + task + feat_page(0, 1, 0x1662eb)),
+        record(1, 2, 5, 0, 0xffffea000598bac0,
+               feat_time(cpu, t0 + 15) + task + feat_page(0, -1, 0x1662eb)),
+    ]
+    return b"".join(recs)
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    # record: one cpuN file's bytes.
+    write("record", "all_kinds", trace(0, 812503113000))
+    write("record", "abi1_no_features",  # kmemtrace's own: core and alloc only
+          record(0, 0, 7, 0xffffffff8170005c, 0xffff888104a1f000, alloc(8, 8, 0xcc0, 0)) +
+          record(1, 0, 8, 0xffffffff81700231, 0xffff888104a1f000, b""))
+    write("record", "unknown_feature_and_padding",
+          record(0, 0, 1, 0xffffffff8170005c, 0xffff888104a1f000,
+                 alloc(8, 8, 0, -1) + struct.pack("<HB", 5, 99) + b"xy" + b"\0\0"))
+    write("record", "short_features",  # features shorter than what is read
+          record(1, 1, 1, 0x1000, 0x2000, struct.pack("<HB", 3, 1) + struct.pack("<HB", 4, 2) + b"a" +
+                 struct.pack("<HBB", 4, 3, 2) + struct.pack("<HBB", 4, 4, 3)))
+    write("record", "long_cache_name",
+          record(1, 1, 2, 0x1000, 0x2000, struct.pack("<HBB", 60, 3, 0) + b"n" * 56))
+    # tracedir: abi_version, total_overruns, total_overrun_events,
+    # kallsyms, cpu0..cpu3, separated.
+    parts = [b"3\n", b"0\n", b"0\n", KALLSYMS, trace(0, 1000), trace(1, 1005)]
+    write("tracedir", "two_cpus", SEPARATOR.join(parts))
+    parts = [b"3\n", b"1234\n", b"10\n", b"", trace(0, 5), b"", trace(2, 3)]
+    write("tracedir", "lost_no_kallsyms", SEPARATOR.join(parts))
+    parts = [b"1\n", b"0\n", b"0\n", KALLSYMS,
+             record(0, 0, 2, 0xffffffff8170005c, 0x10, alloc(8, 8, 0, -1)),
+             record(1, 0, 1, 0xffffffff81700231, 0x10, b"")]
+    write("tracedir", "abi1", SEPARATOR.join(parts))
+    # ksyms: a kallsyms file.
+    write("ksyms", "kallsyms", KALLSYMS)
+    write("ksyms", "unsorted_modules",
+          b"ffffffffc0a02000 t b\t[m2]\nffffffffc0a01000 t a\t[m1]\nffffffff81000000 T _text\n")
+    # options: arguments separated by NUL bytes.
+    for i, args in enumerate([
+        ["-p", "1234", "-d", "1.5"],
+        ["-t", "1", "-c", "bash", "-C", "1", "-e", "kmalloc,page"],
+        ["--min-size", "100", "--max-size", "4K", "-b", "64M"],
+        ["-o", "/tmp/x", "--raw-tp", "--nice", "-5", "-v"],
+        ["-i", "/tmp/x"],
+        ["--hist=req", "5", "3"],
+        ["--hist-by", "cache", "--top", "5", "--hist-keys", "4096", "--live"],
+        ["--allocinfo=total", "--stacks", "--folded", "--max-ptrs", "100000",
+         "--max-stacks", "1000", "--vmlinux", "/x", "10", "2"],
+        ["--help"],
+        ["--version"],
+    ]):
+        write("options", "args%d" % i, b"\0".join(a.encode() for a in args))
+
+
+main()
