@@ -347,16 +347,17 @@ FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 # Only pattern rules name these objects: without this make deletes them.
 .SECONDARY: $(FUZZ_LIB_OBJS)
 
-$(FUZZ_OUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(OUTPUT)/kmemsnoop.skel.h
+$(FUZZ_OUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(USER_CFLAGS) $(LIBBPF_CFLAGS) \
 		$(LIBDW_CFLAGS) -c $< -o $@
 
 $(FUZZ_OUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+$(FUZZ_OUT)/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
 
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(LIBBPF_DEP)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(USER_CFLAGS) $(LIBBPF_CFLAGS) $< \
-		$(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) -lm -o $@
+		$(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) -lm -o $@
 
 fuzz: $(FUZZ_BINS)
 	FUZZ_OUT=$(abspath $(FUZZ_OUT)) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_TARGETS)

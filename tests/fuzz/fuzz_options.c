@@ -17,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *args = malloc(size + 1), *argv[MAX_ARGS + 2], *p;
 	struct env env;
+	char err[512];
 	int argc = 0;
 
 	if (!args)
@@ -28,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = p;
 	argv[argc] = NULL;
 	optind = 0; /* getopt starts afresh */
-	env_parse(argc, argv, &env);
+	env_parse(argc, argv, &env, err, sizeof(err));
 	free(args);
 	return 0;
 }

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "binin.h"
-#include "gfp.h"
 #include "ksyms.h"
+#include "sink.h"
 #include "text.h"
 
 #define SEPARATOR "\n--kmt--\n"
@@ -29,7 +29,7 @@ static const char *const files[] = {
 #define NFILES (sizeof(files) / sizeof(files[0]))
 
 static char dir[256];
-static struct text_sink sink;
+static FILE *devnull;
 
 static void remove_dir(void)
 {
@@ -52,9 +52,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!mkdtemp(dir))
 		abort();
 	atexit(remove_dir);
-	sink.out = fopen("/dev/null", "w");
-	sink.gfp = gfp_names_new(NULL);
-	if (!sink.out || !sink.gfp)
+	devnull = fopen("/dev/null", "w");
+	if (!devnull)
 		abort();
 	return 0;
 }
@@ -87,9 +86,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		put_file(files[i], p, p < end ? stop - p : 0);
 		p = sep ? sep + strlen(SEPARATOR) : end;
 	}
+	struct binin_losses lost;
+	struct ksyms *ksyms;
+	struct sink *sink;
+	char err[512];
+
 	snprintf(path, sizeof(path), "%s/kallsyms", dir);
-	sink.ksyms = ksyms_load(path);
-	binin_print(dir, &sink);
-	ksyms_free(sink.ksyms);
+	ksyms = ksyms_load(path);
+	sink = text_sink_new(devnull, ksyms, NULL);
+	if (!sink)
+		abort();
+	binin_replay(dir, sink, &lost, err, sizeof(err));
+	sink->ops->destroy(sink);
+	ksyms_free(ksyms);
 	return 0;
 }
