@@ -10,6 +10,7 @@
 
 #include "histmaps.h"
 #include "kmemsnoop.h"
+#include "kstat.h"
 
 struct env {
 	int pid;      /* -p: thread group to follow, 0 = all */
@@ -51,6 +52,11 @@ struct env {
 	bool top_set;
 	unsigned int hist_keys;         /* --hist-keys: key table entries, 0 = by memory */
 	bool live;                      /* --live: the terminal view even when not a tty */
+
+	/* --stat: tables as perf kmem stat prints them (--caller, --alloc,
+	 * --slab, --page, -s, -l) */
+	bool stat;
+	struct kstat_opts stat_opts;
 };
 
 /* Exit codes. */
