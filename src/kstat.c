@@ -889,10 +889,10 @@ static int print_gfp_legend(const struct kstat *ks, const struct kstat_names *na
 	unsigned int *flags = calloc(t->n ? t->n : 1, sizeof(*flags));
 	char full[512], compact[256];
 	size_t n = 0;
-	int width = (int)strlen("GFP flags");
+	int width = 0, header = (int)strlen("GFP flags");
 
 	if (!flags)
-		return width;
+		return header;
 	for (size_t i = 0; i < t->n; i++)
 		flags[n++] = ((const struct pagestat *)item(t, i))->gfp;
 	qsort(flags, n, sizeof(*flags), cmp_uint);
@@ -909,7 +909,7 @@ static int print_gfp_legend(const struct kstat *ks, const struct kstat_names *na
 		fprintf(out, "# %08x: %*s: %s\n", flags[i], width, compact, full);
 	}
 	free(flags);
-	return width;
+	return width > header ? width : header;
 }
 
 static void print_page_table(const struct kstat *ks, bool caller, int lines,
