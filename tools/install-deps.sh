@@ -7,11 +7,13 @@ set -eu
 # -dev packages also ship the .a files make static links, and libdw's static
 # link needs libbz2's (libbz2-dev, which libdw-dev does not pull in);
 # tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;
-# tmux drives the live view in a terminal;
+# tmux drives the live view in a terminal; linux-perf: test_stat compares
+# --stat with perf kmem stat;
 # tools/vmtest: qemu, and for the VMs' initramfs busybox and bash linked
 # statically, cpio to pack it (apt-get and dpkg-deb fetch the kernels).
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-      libbz2-dev libncurses-dev util-linux tmux qemu-system-x86 busybox-static bash-static cpio"
+      libbz2-dev libncurses-dev util-linux tmux linux-perf qemu-system-x86 busybox-static bash-static
+      cpio"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
