@@ -170,16 +170,29 @@ struct kstat {
 	struct table live_pages, page_allocs, page_callers;
 	int *node_of_cpu;
 	int ncpus;
+	int *node_of_block;
+	size_t nblocks;
+	uint64_t pages_per_block;
 	uint64_t lost;
 
 	uint64_t requested, allocated, freed, nr_allocs, nr_cross_node;
 	uint64_t page_alloc_bytes, page_free_bytes, page_nomatch_bytes, page_fail_bytes;
 	uint64_t nr_page_allocs, nr_page_frees, nr_page_fails, nr_page_nomatch;
+	uint64_t nr_page_located, nr_page_remote;
 	uint64_t order_stats[MAX_ORDER_ROWS][MIGRATE_COLUMNS + 1];
 	uint64_t alive, alive_bytes;
 };
 
-struct kstat *kstat_new(const int *node_of_cpu, int ncpus)
+static int *copy_ints(const int *src, size_t n)
+{
+	int *dst = n ? malloc(n * sizeof(int)) : NULL;
+
+	if (dst)
+		memcpy(dst, src, n * sizeof(int));
+	return dst;
+}
+
+struct kstat *kstat_new(const struct kstat_topology *topo)
 {
 	struct kstat *ks = calloc(1, sizeof(*ks));
 
@@ -191,14 +204,21 @@ struct kstat *kstat_new(const int *node_of_cpu, int ncpus)
 	ks->procs.size = sizeof(struct proc);
 	ks->live_pages.size = ks->page_allocs.size = ks->page_callers.size =
 		sizeof(struct pagestat);
-	if (node_of_cpu && ncpus > 0) {
-		ks->node_of_cpu = malloc(ncpus * sizeof(int));
-		if (!ks->node_of_cpu) {
-			free(ks);
-			return NULL;
-		}
-		memcpy(ks->node_of_cpu, node_of_cpu, ncpus * sizeof(int));
-		ks->ncpus = ncpus;
+	if (!topo)
+		return ks;
+	if (topo->node_of_cpu && topo->ncpus > 0) {
+		ks->node_of_cpu = copy_ints(topo->node_of_cpu, topo->ncpus);
+		ks->ncpus = ks->node_of_cpu ? topo->ncpus : 0;
+	}
+	if (topo->node_of_block && topo->nblocks && topo->pages_per_block) {
+		ks->node_of_block = copy_ints(topo->node_of_block, topo->nblocks);
+		ks->nblocks = ks->node_of_block ? topo->nblocks : 0;
+		ks->pages_per_block = topo->pages_per_block;
+	}
+	if ((topo->ncpus > 0 && topo->node_of_cpu && !ks->node_of_cpu) ||
+	    (topo->nblocks && topo->node_of_block && topo->pages_per_block && !ks->node_of_block)) {
+		kstat_free(ks);
+		return NULL;
 	}
 	return ks;
 }
@@ -215,6 +235,7 @@ void kstat_free(struct kstat *ks)
 	table_free(&ks->page_allocs);
 	table_free(&ks->page_callers);
 	free(ks->node_of_cpu);
+	free(ks->node_of_block);
 	free(ks);
 }
 
@@ -418,7 +439,32 @@ static int add_page_row(struct table *t, uint64_t id, const struct pagestat *thi
 	return 0;
 }
 
-static int add_page_alloc(struct kstat *ks, const struct kmt_event *ev)
+/* The node of a page frame, -1 when not known. */
+static int node_of_pfn(const struct kstat *ks, uint64_t pfn)
+{
+	uint64_t block;
+
+	if (!ks->pages_per_block)
+		return -1;
+	block = pfn / ks->pages_per_block;
+	return block < ks->nblocks ? ks->node_of_block[block] : -1;
+}
+
+static void locate_page(struct kstat *ks, const struct kmt_event *ev, int cpu)
+{
+	int node;
+
+	if (!ev->has_page || ev->pfn == KMT_PFN_NONE)
+		return;
+	node = node_of_pfn(ks, ev->pfn);
+	if (node < 0)
+		return;
+	ks->nr_page_located++;
+	if (node != node_of(ks, cpu))
+		ks->nr_page_remote++;
+}
+
+static int add_page_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
 	uint64_t bytes = PAGE_SHIFT_BYTES << ev->order;
 	struct pagestat this = { .page = page_of(ev), .callsite = ev->call_site,
@@ -434,6 +480,7 @@ static int add_page_alloc(struct kstat *ks, const struct kmt_event *ev)
 		ks->page_fail_bytes += bytes;
 		return 0;
 	}
+	locate_page(ks, ev, cpu);
 	live = table_find(&ks->live_pages, &k, true);
 	if (!live)
 		return -1;
@@ -512,7 +559,7 @@ int kstat_add(struct kstat *ks, const struct kmt_event *ev, int cpu)
 		return -1;
 	if (ev->type_id == KMT_TYPE_PAGES) {
 		if (alloc)
-			return add_page_alloc(ks, ev);
+			return add_page_alloc(ks, ev, cpu);
 		add_page_free(ks, ev);
 		return 0;
 	}
@@ -538,6 +585,8 @@ void kstat_totals(const struct kstat *ks, struct kstat_totals *t)
 	t->page_frees = ks->nr_page_frees;
 	t->page_fails = ks->nr_page_fails;
 	t->page_nomatch = ks->nr_page_nomatch;
+	t->page_located = ks->nr_page_located;
+	t->page_remote = ks->nr_page_remote;
 	t->alive = ks->alive;
 	t->alive_bytes = ks->alive_bytes;
 }
@@ -1185,6 +1234,10 @@ static void print_extra_summary(const struct kstat *ks, FILE *out)
 		(unsigned long long)t.pingpong);
 	fprintf(out, "Allocations requesting another NUMA node than their CPU's: %llu/%llu\n",
 		(unsigned long long)t.nr_cross_node, (unsigned long long)t.nr_allocs);
+	if (t.page_allocs)
+		fprintf(out, "Page allocations served from another NUMA node than their CPU's: "
+			     "%llu/%llu\n", (unsigned long long)t.page_remote,
+			(unsigned long long)t.page_located);
 	fprintf(out, "Slab objects alive at the end: %llu (%llu bytes)\n",
 		(unsigned long long)t.alive, (unsigned long long)t.alive_bytes);
 	fprintf(out, "Events lost: %llu\n", (unsigned long long)ks->lost);

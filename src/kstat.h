@@ -73,10 +73,21 @@ struct kstat_names {
 };
 
 /*
- * node_of_cpu[cpu] (ncpus entries, copied; NULL: every CPU on node 0) tells
- * which allocations were served from another node than requested.
+ * The machine's NUMA layout, copied by kstat_new: the node of each CPU
+ * (slab allocations that ask for another node than their CPU's), and of
+ * each memory block of pages_per_block page frames (page allocations
+ * served from another node than their CPU's; -1: not known).  NULL or
+ * empty arrays: one node.
  */
-struct kstat *kstat_new(const int *node_of_cpu, int ncpus);
+struct kstat_topology {
+	const int *node_of_cpu;
+	int ncpus;
+	const int *node_of_block;
+	size_t nblocks;
+	uint64_t pages_per_block;
+};
+
+struct kstat *kstat_new(const struct kstat_topology *topo);
 void kstat_free(struct kstat *ks);
 
 /*
@@ -99,6 +110,7 @@ struct kstat_totals {
 	uint64_t nr_allocs, nr_cross_node;
 	uint64_t pingpong;
 	uint64_t page_allocs, page_frees, page_fails, page_nomatch;
+	uint64_t page_located, page_remote; /* pages of a known node; of another than the CPU's */
 	uint64_t alive, alive_bytes; /* slab objects allocated and not freed */
 };
 

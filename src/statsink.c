@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "env.h"
 #include "gfp.h"
@@ -197,54 +198,141 @@ static const struct sink_ops stat_sink_ops = {
 	.destroy = stat_destroy,
 };
 
-/* /sys/devices/system/cpu/cpuN/nodeM: the node of each CPU (0 when not said). */
-static int *read_cpu_nodes(int *ncpus)
+/* Grows *arr (of *cap ints, new entries -1) to hold index i. */
+static int reserve_index(int **arr, size_t *cap, size_t i)
 {
-	int n = 0, cap = 64, *nodes = calloc(cap, sizeof(int));
-	char path[128];
+	size_t n = *cap ? *cap : 64;
+	int *grown;
 
-	if (!nodes)
-		return NULL;
-	for (;; n++) {
-		DIR *d;
-		struct dirent *de;
+	if (i < *cap)
+		return 0;
+	while (n <= i)
+		n *= 2;
+	grown = realloc(*arr, n * sizeof(int));
+	if (!grown)
+		return -1;
+	for (size_t k = *cap; k < n; k++)
+		grown[k] = -1;
+	*arr = grown;
+	*cap = n;
+	return 0;
+}
 
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d", n);
-		d = opendir(path);
-		if (!d)
-			break;
-		if (n == cap) {
-			int *grown = realloc(nodes, 2 * cap * sizeof(int));
+/* Entries "<prefix>N" of dir, calling fn(ctx, N) for each. */
+static void each_numbered(const char *dir, const char *prefix, void (*fn)(void *, long),
+			  void *ctx)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t len = strlen(prefix);
 
-			if (!grown) {
-				closedir(d);
-				break;
-			}
-			nodes = grown;
-			cap *= 2;
-		}
-		nodes[n] = 0;
-		while ((de = readdir(d)))
-			if (!strncmp(de->d_name, "node", 4) && de->d_name[4] >= '0' &&
-			    de->d_name[4] <= '9')
-				nodes[n] = atoi(de->d_name + 4);
-		closedir(d);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long n;
+
+		if (strncmp(de->d_name, prefix, len) || de->d_name[len] < '0' ||
+		    de->d_name[len] > '9')
+			continue;
+		n = strtol(de->d_name + len, &end, 10);
+		if (!*end && n >= 0)
+			fn(ctx, n);
 	}
-	*ncpus = n;
-	return nodes;
+	closedir(d);
+}
+
+struct topo_read {
+	int *cpus, *blocks;
+	size_t ncpus_cap, nblocks_cap, ncpus, nblocks;
+	int node;
+	bool failed;
+};
+
+static void note_cpu(void *ctx, long cpu)
+{
+	struct topo_read *t = ctx;
+
+	if (cpu > 65535 || reserve_index(&t->cpus, &t->ncpus_cap, cpu)) {
+		t->failed = true;
+		return;
+	}
+	t->cpus[cpu] = t->node;
+	if ((size_t)cpu + 1 > t->ncpus)
+		t->ncpus = cpu + 1;
+}
+
+static void note_block(void *ctx, long block)
+{
+	struct topo_read *t = ctx;
+
+	if (block > (1L << 24) || reserve_index(&t->blocks, &t->nblocks_cap, block)) {
+		t->failed = true;
+		return;
+	}
+	t->blocks[block] = t->node;
+	if ((size_t)block + 1 > t->nblocks)
+		t->nblocks = block + 1;
+}
+
+static void read_node(void *ctx, long node)
+{
+	struct topo_read *t = ctx;
+	char dir[96];
+
+	t->node = (int)node;
+	snprintf(dir, sizeof(dir), "/sys/devices/system/node/node%ld", node);
+	each_numbered(dir, "cpu", note_cpu, t);
+	each_numbered(dir, "memory", note_block, t);
+}
+
+/*
+ * This machine's NUMA layout from sysfs: /sys/devices/system/node/nodeN
+ * holds cpuM and memoryM (memory blocks of block_size_bytes, in hex).
+ * Without it (no CONFIG_NUMA): one node, the topology left empty.
+ */
+static void read_topology(struct topo_read *t, struct kstat_topology *topo)
+{
+	unsigned long long block_bytes = 0;
+	FILE *f = fopen("/sys/devices/system/memory/block_size_bytes", "r");
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(t, 0, sizeof(*t));
+	memset(topo, 0, sizeof(*topo));
+	if (f) {
+		if (fscanf(f, "%llx", &block_bytes) != 1)
+			block_bytes = 0;
+		fclose(f);
+	}
+	each_numbered("/sys/devices/system/node", "node", read_node, t);
+	if (t->failed)
+		return;
+	for (size_t i = 0; i < t->ncpus; i++)
+		if (t->cpus[i] < 0)
+			t->cpus[i] = 0;
+	topo->node_of_cpu = t->cpus;
+	topo->ncpus = (int)t->ncpus;
+	if (page > 0 && block_bytes >= (unsigned long long)page) {
+		topo->node_of_block = t->blocks;
+		topo->nblocks = t->nblocks;
+		topo->pages_per_block = block_bytes / page;
+	}
 }
 
 struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms,
 			   const struct btf *vmlinux, bool reorder, char *err, size_t err_size)
 {
 	struct stat_sink *ss = calloc(1, sizeof(*ss));
-	int ncpus = 0, *nodes = read_cpu_nodes(&ncpus);
+	struct kstat_topology topo;
+	struct topo_read t;
 
+	read_topology(&t, &topo);
 	if (ss) {
-		ss->ks = kstat_new(nodes, ncpus);
+		ss->ks = kstat_new(&topo);
 		ss->gfp = gfp_names_new(vmlinux);
 	}
-	free(nodes);
+	free(t.cpus);
+	free(t.blocks);
 	if (!ss || !ss->ks || !ss->gfp) {
 		if (ss)
 			stat_destroy(&ss->sink);

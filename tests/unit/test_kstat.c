@@ -83,7 +83,7 @@ static struct kstat_opts caller_opts(void)
 static void test_perf_row(struct unit *u)
 {
 	struct unit_case c;
-	struct kstat *ks = kstat_new(NULL, 0);
+	struct kstat *ks = kstat_new(NULL);
 	struct kstat_opts o = caller_opts();
 	struct kstat_totals t;
 	struct kstat_site s;
@@ -129,7 +129,7 @@ static void test_perf_row(struct unit *u)
 static void test_free_rules(struct unit *u)
 {
 	struct unit_case c;
-	struct kstat *ks = kstat_new(NULL, 0);
+	struct kstat *ks = kstat_new(NULL);
 	struct kmt_event a = slab_alloc(SITE_A, 0x2000, 100, 128, 10);
 	struct kmt_event f = slab_free(0x2000, 20);
 	struct kmt_event stranger = slab_free(0x9000, 30);
@@ -155,7 +155,7 @@ static void test_free_rules(struct unit *u)
 static void test_sort(struct unit *u)
 {
 	struct unit_case c;
-	struct kstat *ks = kstat_new(NULL, 0);
+	struct kstat *ks = kstat_new(NULL);
 	struct kstat_opts o = caller_opts();
 	struct kmt_event a = slab_alloc(SITE_A, 0x1000, 100, 128, 1); /* 21.875% */
 	char *text, err[128];
@@ -202,7 +202,7 @@ static void test_sort(struct unit *u)
 static void test_lifetimes(struct unit *u)
 {
 	struct unit_case c;
-	struct kstat *ks = kstat_new(NULL, 0);
+	struct kstat *ks = kstat_new(NULL);
 	struct kstat_site s;
 	struct kstat_totals t;
 	struct kmt_event ev;
@@ -234,29 +234,6 @@ static void test_lifetimes(struct unit *u)
 	unit_end(&c);
 }
 
-static void test_cross_node(struct unit *u)
-{
-	struct unit_case c;
-	const int nodes[2] = { 0, 1 };
-	struct kstat *ks = kstat_new(nodes, 2);
-	struct kmt_event ev = slab_alloc(SITE_A, 0x100, 8, 8, 1);
-	struct kstat_totals t;
-
-	unit_begin(&c, u, "kstat.cross_node");
-	ev.numa_node = 0;
-	kstat_add(ks, &ev, 1); /* CPU 1 is on node 1 */
-	ev.ptr = 0x200;
-	kstat_add(ks, &ev, 0);
-	ev.ptr = 0x300;
-	ev.numa_node = -1;
-	kstat_add(ks, &ev, 1);
-	kstat_totals(ks, &t);
-	CHECK_U64(&c, t.nr_cross_node, 1);
-	CHECK_U64(&c, t.nr_allocs, 3);
-	kstat_free(ks);
-	unit_end(&c);
-}
-
 static struct kmt_event page_event(int id, uint64_t pfn, int order, int migtype, unsigned int gfp)
 {
 	struct kmt_event ev = { .event_id = id, .type_id = KMT_TYPE_PAGES,
@@ -269,10 +246,45 @@ static struct kmt_event page_event(int id, uint64_t pfn, int order, int migtype,
 	return ev;
 }
 
+static void test_cross_node(struct unit *u)
+{
+	struct unit_case c;
+	const int nodes[2] = { 0, 1 }, blocks[3] = { 0, -1, 1 };
+	struct kstat_topology topo = { nodes, 2, blocks, 3, 1000 };
+	struct kstat *ks = kstat_new(&topo);
+	struct kmt_event ev = slab_alloc(SITE_A, 0x100, 8, 8, 1);
+	struct kstat_totals t;
+
+	unit_begin(&c, u, "kstat.cross_node");
+	ev.numa_node = 0;
+	kstat_add(ks, &ev, 1); /* CPU 1 is on node 1 */
+	ev.ptr = 0x200;
+	kstat_add(ks, &ev, 0);
+	ev.ptr = 0x300;
+	ev.numa_node = -1;
+	kstat_add(ks, &ev, 1);
+	/* Pages: frame 10 is on node 0, 1500 on no known node, 2500 on node 1. */
+	ev = page_event(KMT_EVENT_ALLOC, 10, 0, 0, 0xcc0);
+	kstat_add(ks, &ev, 1);
+	ev = page_event(KMT_EVENT_ALLOC, 1500, 0, 0, 0xcc0);
+	kstat_add(ks, &ev, 1);
+	ev = page_event(KMT_EVENT_ALLOC, 2500, 0, 0, 0xcc0);
+	kstat_add(ks, &ev, 1);
+	ev = page_event(KMT_EVENT_ALLOC, 2501, 0, 0, 0xcc0);
+	kstat_add(ks, &ev, 0);
+	kstat_totals(ks, &t);
+	CHECK_U64(&c, t.nr_cross_node, 1);
+	CHECK_U64(&c, t.nr_allocs, 3);
+	CHECK_U64(&c, t.page_located, 3);
+	CHECK_U64(&c, t.page_remote, 2);
+	kstat_free(ks);
+	unit_end(&c);
+}
+
 static void test_pages(struct unit *u)
 {
 	struct unit_case c;
-	struct kstat *ks = kstat_new(NULL, 0);
+	struct kstat *ks = kstat_new(NULL);
 	struct kstat_opts o = { .page = true, .alloc = true, .caller_lines = -1,
 				.alloc_lines = -1 };
 	struct kmt_event ev;
