@@ -262,12 +262,13 @@ static int report(struct stream *st)
 static int stream_tick(struct mode *m)
 {
 	struct stream *st = stream_of(m);
+	unsigned long long before = monotonic_ns();
 
 	if (st->output_gone)
 		return MODE_END;
 	if (ring_reader_consume(st->rings) < 0 && !st->output_gone)
 		return session_fail(m->session, "reading the ring buffers");
-	if (sync_sink(st, monotonic_ns()))
+	if (sync_sink(st, before))
 		return -1;
 	return report(st);
 }
