@@ -17,11 +17,12 @@
 #   stat.alive      kmemsnoop stopped while they are held counts them alive
 #   stat.lifetime   after their release, every load_msg lifetime is in a
 #                   bucket of at least 2^30 ns (they lived >= HOLD > 1.07 s)
+# And "--stat 0.2 3" prints the tables 3 times, then ends (stat.interval).
 # perf is not installed by the test: without it the perf tests SKIP.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(stat.clean_stop stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
-	stat.replay_summary stat.alive stat.lifetime)
+	stat.replay_summary stat.alive stat.lifetime stat.interval)
 PP_SIZE=200
 PP_COUNT=40
 MSG_SIZE=300
@@ -173,6 +174,12 @@ if [ -z "${REPORTED[stat.replay_rows]}" ]; then
 		check $? stat.replay_summary "the replay's SUMMARY differs from the live one"
 	fi
 fi
+
+timeout -k 5 60 "$KMEMSNOOP" --stat 0.2 3 >"$WORK/interval" 2>"$WORK/interval.err"
+rc=$?
+n=$(grep -c '^SUMMARY (SLAB allocator)$' "$WORK/interval")
+[ $rc -eq 0 ] && [ "$n" = 3 ]
+check $? stat.interval "--stat 0.2 3 exited with status $rc after $n SUMMARY blocks (3 expected)" "$WORK/interval.err"
 
 # Held messages: alive while held, then lifetimes of at least HOLD.
 if ! wl_start h msg-hold "$HOLD_SIZE" "$HOLD_COUNT"; then
