@@ -63,7 +63,7 @@ wait_held() {
 have_perf=0
 why_no_perf=
 if ! command -v perf >/dev/null 2>&1; then
-	why_no_perf="perf is not installed (tools/install-deps.sh installs linux-perf)"
+	why_no_perf="perf is not installed here (tools/install-deps.sh installs linux-perf on a Debian host; the test VMs have none)"
 elif ! perf kmem -h >/dev/null 2>&1 && ! perf help kmem >/dev/null 2>&1; then
 	why_no_perf="this perf has no kmem command"
 elif ! tracefs_setup; then
