@@ -13,6 +13,8 @@
 #   stat.perf_rows  every call site row equals perf kmem --caller stat's
 #   stat.perf_summary  and so does the SUMMARY block
 #   stat.replay_rows, stat.replay_summary  the same from -i DIR --stat
+#   stat.replay_alloc_rows  -i DIR --stat --alloc: every pointer's row
+#                   equals perf kmem --alloc stat's
 # Then messages held for HOLD seconds (msg-hold):
 #   stat.alive      kmemsnoop stopped while they are held counts them alive
 #   stat.lifetime   after their release, every load_msg lifetime is in a
@@ -22,7 +24,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(stat.clean_stop stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
-	stat.replay_summary stat.alive stat.lifetime stat.interval)
+	stat.replay_summary stat.replay_alloc_rows stat.alive stat.lifetime stat.interval)
 PP_SIZE=200
 PP_COUNT=40
 MSG_SIZE=300
@@ -35,9 +37,9 @@ require_root
 require_kmemsnoop
 require_workload
 
-# rows FILE: the caller table's rows, sorted.
+# rows FILE: the caller (or pointer) table's rows, sorted.
 rows() {
-	awk '/^ Callsite /{t = 1; next} t && /^-+$/ {n++; if (n == 2) exit; next}
+	awk '/^ (Callsite|Alloc Ptr) /{t = 1; next} t && /^-+$/ {n++; if (n == 2) exit; next}
 	t && n == 1 && / \| / && !/^ \.\.\. / { print }' "$1" | LC_ALL=C sort
 }
 
@@ -84,7 +86,7 @@ fi
 DIR=$WORK/rec
 start_traced w ks --stat --caller -- "${WORKLOAD_ARGS[@]}"
 if ! ks_start ko -p "$PID" -o "$DIR"; then
-	fail_rest stat.replay_rows stat.replay_summary "kmemsnoop -o: $(ks_start_fail_why ko)"
+	fail_rest stat.replay_rows stat.replay_summary stat.replay_alloc_rows "kmemsnoop -o: $(ks_start_fail_why ko)"
 fi
 perf_started=0
 if [ $have_perf = 1 ]; then
@@ -122,6 +124,7 @@ fi
 if [ $perf_started = 1 ]; then
 	wait_pid "$perf_pid" 30
 	LC_ALL=C perf kmem -i "$WORK/perf.data" --caller stat >"$WORK/perf.stat" 2>"$WORK/perf.stat.err"
+	LC_ALL=C perf kmem -i "$WORK/perf.data" --alloc stat >"$WORK/perf.alloc" 2>>"$WORK/perf.stat.err"
 fi
 OUT=$(ks_out ks)
 
@@ -172,10 +175,21 @@ if [ -z "${REPORTED[stat.replay_rows]}" ]; then
 	timeout -k 5 60 "$KMEMSNOOP" -i "$DIR" --stat --caller >"$WORK/replay" 2>"$WORK/replay.err"
 	rc=$?
 	if [ $rc -ne 0 ]; then
-		fail_rest stat.replay_rows stat.replay_summary "kmemsnoop -i --stat exited with status $rc: $(head -c 200 "$WORK/replay.err")"
+		fail_rest stat.replay_rows stat.replay_summary stat.replay_alloc_rows "kmemsnoop -i --stat exited with status $rc: $(head -c 200 "$WORK/replay.err")"
 	elif [ $perf_started = 1 ]; then
 		compare_with_perf stat.replay_rows stat.replay_summary "$WORK/replay" "kmemsnoop -i --stat" "$misses_o"
+		"$KMEMSNOOP" -i "$DIR" --stat --alloc >"$WORK/replay.alloc" 2>>"$WORK/replay.err"
+		rows "$WORK/perf.alloc" >"$WORK/perf.alloc.rows"
+		rows "$WORK/replay.alloc" >"$WORK/replay.alloc.rows"
+		if [ -s "$WORK/perf.alloc.rows" ] && cmp -s "$WORK/perf.alloc.rows" "$WORK/replay.alloc.rows"; then
+			pass stat.replay_alloc_rows
+		elif [ "$misses_o" != 0 ]; then
+			skip stat.replay_alloc_rows "the pointer rows differ from perf's, and the -o instance's programs missed $misses_o events"
+		else
+			fail stat.replay_alloc_rows "the pointer rows differ from perf kmem --alloc stat's: $(multiset_diff "$WORK/perf.alloc.rows" "$WORK/replay.alloc.rows" | first_lines 3)"
+		fi
 	else
+		skip stat.replay_alloc_rows "$why_no_perf"
 		# Without perf, the replay must say what the live analysis said.
 		rows "$OUT" >"$WORK/live.rows"
 		rows "$WORK/replay" >"$WORK/replay.rows"
