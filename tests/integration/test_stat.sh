@@ -10,7 +10,8 @@
 # way through its exit (perf_event_exit_task) and kmemsnoop does not.
 #   stat.pingpong   the load_msg row counts PP_COUNT + MSG_COUNT + 1 hits
 #                   and exactly PP_COUNT ping-pong frees
-#   stat.perf_rows  every call site row equals perf kmem --caller stat's
+#   stat.perf_rows  every call site row equals perf kmem --caller stat's,
+#                   in the same order
 #   stat.perf_summary  and so does the SUMMARY block
 #   stat.replay_rows, stat.replay_summary  the same from -i DIR --stat
 #   stat.replay_alloc_rows  -i DIR --stat --alloc: every pointer's row
@@ -37,10 +38,18 @@ require_root
 require_kmemsnoop
 require_workload
 
-# rows FILE: the caller (or pointer) table's rows, sorted.
+# rows FILE: the caller (or pointer) table's rows, in their order (the
+# sort keys decide it, and equal rows keep the order of call site or pointer).
 rows() {
 	awk '/^ (Callsite|Alloc Ptr) /{t = 1; next} t && /^-+$/ {n++; if (n == 2) exit; next}
-	t && n == 1 && / \| / && !/^ \.\.\. / { print }' "$1" | LC_ALL=C sort
+	t && n == 1 && / \| / && !/^ \.\.\. / { print }' "$1"
+}
+
+# rows_diff A B: what differs between two row files, for a message.
+rows_diff() {
+	local d
+	d=$(multiset_diff "$1" "$2" | first_lines 3)
+	echo "${d:-the same rows in another order}"
 }
 
 # summary FILE: the SUMMARY (SLAB allocator) block's lines.
@@ -156,9 +165,9 @@ compare_with_perf() {
 	if [ -s "$WORK/perf.rows" ] && cmp -s "$WORK/perf.rows" "$f.rows"; then
 		pass "$1"
 	elif [ "$m" != 0 ]; then
-		skip "$1" "$4's rows differ from perf kmem's, and its programs missed $m events (interrupts during a run, any process): $(multiset_diff "$WORK/perf.rows" "$f.rows" | first_lines 2)"
+		skip "$1" "$4's rows differ from perf kmem's, and its programs missed $m events (interrupts during a run, any process): $(rows_diff "$WORK/perf.rows" "$f.rows")"
 	else
-		fail "$1" "$4's rows differ from perf kmem's: $(multiset_diff "$WORK/perf.rows" "$f.rows" | first_lines 3)" "$WORK/perf.rows" "$f.rows"
+		fail "$1" "$4's rows differ from perf kmem's: $(rows_diff "$WORK/perf.rows" "$f.rows")" "$WORK/perf.rows" "$f.rows"
 	fi
 	if [ -s "$WORK/perf.summary" ] && cmp -s "$WORK/perf.summary" "$f.summary"; then
 		pass "$2"
@@ -186,7 +195,7 @@ if [ -z "${REPORTED[stat.replay_rows]}" ]; then
 		elif [ "$misses_o" != 0 ]; then
 			skip stat.replay_alloc_rows "the pointer rows differ from perf's, and the -o instance's programs missed $misses_o events"
 		else
-			fail stat.replay_alloc_rows "the pointer rows differ from perf kmem --alloc stat's: $(multiset_diff "$WORK/perf.alloc.rows" "$WORK/replay.alloc.rows" | first_lines 3)"
+			fail stat.replay_alloc_rows "the pointer rows differ from perf kmem --alloc stat's: $(rows_diff "$WORK/perf.alloc.rows" "$WORK/replay.alloc.rows")"
 		fi
 	else
 		skip stat.replay_alloc_rows "$why_no_perf"
@@ -194,7 +203,7 @@ if [ -z "${REPORTED[stat.replay_rows]}" ]; then
 		rows "$OUT" >"$WORK/live.rows"
 		rows "$WORK/replay" >"$WORK/replay.rows"
 		[ -s "$WORK/live.rows" ] && cmp -s "$WORK/live.rows" "$WORK/replay.rows"
-		check $? stat.replay_rows "the replay's rows differ from the live ones: $(multiset_diff "$WORK/live.rows" "$WORK/replay.rows" | first_lines 3)"
+		check $? stat.replay_rows "the replay's rows differ from the live ones: $(rows_diff "$WORK/live.rows" "$WORK/replay.rows")"
 		[ "$(summary "$OUT")" = "$(summary "$WORK/replay")" ]
 		check $? stat.replay_summary "the replay's SUMMARY differs from the live one"
 	fi
