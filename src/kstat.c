@@ -23,7 +23,7 @@
 #define MAX_ORDER_ROWS 11 /* orders 0..10, as the page allocator has them */
 #define MIGRATE_COLUMNS 5
 #define MIGRATE_UNKNOWN MIGRATE_COLUMNS
-#define PAGE_SHIFT_BYTES 4096ULL
+#define DEFAULT_PAGE_SIZE 4096ULL /* until an allocation says otherwise */
 #define DOTTED_WIDTH 105
 #define DEFAULT_EXTRA_LINES 10 /* rows of the tables perf does not have, without -l */
 
@@ -181,6 +181,7 @@ struct kstat {
 	uint64_t nr_page_located, nr_page_remote;
 	uint64_t order_stats[MAX_ORDER_ROWS][MIGRATE_COLUMNS + 1];
 	uint64_t alive, alive_bytes;
+	uint64_t page_size; /* learnt from the page allocations: bytes >> order */
 };
 
 static int *copy_ints(const int *src, size_t n)
@@ -204,6 +205,7 @@ struct kstat *kstat_new(const struct kstat_topology *topo)
 	ks->procs.size = sizeof(struct proc);
 	ks->live_pages.size = ks->page_allocs.size = ks->page_callers.size =
 		sizeof(struct pagestat);
+	ks->page_size = DEFAULT_PAGE_SIZE;
 	if (!topo)
 		return ks;
 	if (topo->node_of_cpu && topo->ncpus > 0) {
@@ -464,9 +466,19 @@ static void locate_page(struct kstat *ks, const struct kmt_event *ev, int cpu)
 		ks->nr_page_remote++;
 }
 
+/* A free says its order, not its bytes: the page size of the allocations. */
+static uint64_t page_bytes(struct kstat *ks, const struct kmt_event *ev)
+{
+	if (ev->order >= 32)
+		return 0;
+	if (ev->event_id == KMT_EVENT_ALLOC && ev->bytes_alloc >> ev->order)
+		ks->page_size = ev->bytes_alloc >> ev->order;
+	return ks->page_size << ev->order;
+}
+
 static int add_page_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
-	uint64_t bytes = PAGE_SHIFT_BYTES << ev->order;
+	uint64_t bytes = page_bytes(ks, ev);
 	struct pagestat this = { .page = page_of(ev), .callsite = ev->call_site,
 				 .order = ev->order, .gfp = ev->gfp_flags,
 				 .migtype = ev->migratetype };
@@ -502,7 +514,7 @@ static int add_page_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 
 static void add_page_free(struct kstat *ks, const struct kmt_event *ev)
 {
-	uint64_t bytes = PAGE_SHIFT_BYTES << ev->order;
+	uint64_t bytes = page_bytes(ks, ev);
 	struct kkey k = { .a = page_of(ev) }, rk;
 	struct pagestat *live = table_find(&ks->live_pages, &k, false), this, *row;
 

@@ -329,6 +329,28 @@ static void test_pages(struct unit *u)
 	unit_end(&c);
 }
 
+/* A free's bytes come from its order and the page size the allocations showed. */
+static void test_page_size(struct unit *u)
+{
+	struct unit_case c;
+	struct kstat *ks = kstat_new(NULL);
+	struct kstat_opts o = { .page = true, .caller_lines = -1, .alloc_lines = -1 };
+	struct kmt_event ev = page_event(KMT_EVENT_ALLOC, 7, 1, 0, 0xcc0);
+	char *text;
+
+	unit_begin(&c, u, "kstat.page_size");
+	ev.bytes_req = ev.bytes_alloc = 65536 << 1; /* 64 KiB pages */
+	kstat_add(ks, &ev, 0);
+	ev = page_event(KMT_EVENT_FREE, 7, 1, -1, 0);
+	kstat_add(ks, &ev, 0);
+	text = print(ks, &o);
+	CHECK(&c, text && strstr(text, "\nTotal free requests           :                1   "
+					 "[              128 KB ]\n"));
+	free(text);
+	kstat_free(ks);
+	unit_end(&c);
+}
+
 void test_kstat(struct unit *u)
 {
 	test_perf_row(u);
@@ -337,4 +359,5 @@ void test_kstat(struct unit *u)
 	test_lifetimes(u);
 	test_cross_node(u);
 	test_pages(u);
+	test_page_size(u);
 }
