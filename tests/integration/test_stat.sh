@@ -16,6 +16,12 @@
 #   stat.replay_rows, stat.replay_summary  the same from -i DIR --stat
 #   stat.replay_alloc_rows  -i DIR --stat --alloc: every pointer's row
 #                   equals perf kmem --alloc stat's
+# A pipe's pages (pipe 16, then a held message) under "--stat --page" and
+# "perf kmem --page record":
+#   stat.perf_page_summary  the SUMMARY (page allocator) numbers are perf's
+#                   (the migrate type header differs: kmemsnoop names the
+#                   kernel's types in their order, perf labels index 1
+#                   Reclaimable)
 # Then messages held for HOLD seconds (msg-hold):
 #   stat.alive      kmemsnoop stopped while they are held counts them alive
 #   stat.lifetime   after their release, every load_msg lifetime is in a
@@ -25,7 +31,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(stat.clean_stop stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
-	stat.replay_summary stat.replay_alloc_rows stat.alive stat.lifetime stat.interval)
+	stat.replay_summary stat.replay_alloc_rows stat.perf_page_summary stat.alive stat.lifetime
+	stat.interval)
 PP_SIZE=200
 PP_COUNT=40
 MSG_SIZE=300
@@ -97,41 +104,56 @@ start_traced w ks --stat --caller -- "${WORKLOAD_ARGS[@]}"
 if ! ks_start ko -p "$PID" -o "$DIR"; then
 	fail_rest stat.replay_rows stat.replay_summary stat.replay_alloc_rows "kmemsnoop -o: $(ks_start_fail_why ko)"
 fi
-perf_started=0
-if [ $have_perf = 1 ]; then
-	# Started with its events disabled; "enable" on the control FIFO is
-	# acknowledged once they are on, before the workload goes.
-	mkfifo "$WORK/perf.ctl" "$WORK/perf.ack"
-	LC_ALL=C perf kmem record -o "$WORK/perf.data" -p "$PID" -D -1 \
-		--control "fifo:$WORK/perf.ctl,$WORK/perf.ack" >"$WORK/perf.rec.out" 2>&1 &
-	perf_pid=$!
-	exec {ctl}>"$WORK/perf.ctl" {ack}<"$WORK/perf.ack"
-	echo enable >&"$ctl"
-	if read -r -t 30 reply <&"$ack" && [ "$reply" = ack ]; then
-		perf_started=1
-	else
-		why_no_perf="perf kmem record did not start: $(head -c 200 "$WORK/perf.rec.out" | tr '\n' ' ')"
+# perf_start ID PID ARGS...: perf kmem ARGS record -p PID into $WORK/ID.data,
+# its events disabled until "enable" on its control FIFO is acknowledged.
+# Status 1 (and why_no_perf says why) when it does not start.
+perf_start() {
+	local id=$1 pid=$2 reply
+	shift 2
+	mkfifo "$WORK/$id.ctl" "$WORK/$id.ack"
+	LC_ALL=C perf kmem "$@" record -o "$WORK/$id.data" -p "$pid" -D -1 \
+		--control "fifo:$WORK/$id.ctl,$WORK/$id.ack" >"$WORK/$id.rec.out" 2>&1 &
+	PERF_PID[$id]=$!
+	exec {PERF_CTL}>"$WORK/$id.ctl" {PERF_ACK}<"$WORK/$id.ack"
+	echo enable >&"$PERF_CTL"
+	if read -r -t 30 reply <&"$PERF_ACK" && [ "$reply" = ack ]; then
+		return 0
 	fi
+	why_no_perf="perf kmem record did not start: $(head -c 200 "$WORK/$id.rec.out" | tr '\n' ' ')"
+	return 1
+}
+
+# perf_disable: events off (acknowledged) before the workload goes on.
+perf_disable() {
+	local reply
+	echo disable >&"$PERF_CTL"
+	read -r -t 30 reply <&"$PERF_ACK"
+}
+
+# perf_end ID: once the workload is gone, perf ends by itself.
+perf_end() {
+	exec {PERF_CTL}>&- {PERF_ACK}<&-
+	wait_pid "${PERF_PID[$1]}" 30
+}
+
+declare -A PERF_PID
+perf_started=0
+if [ $have_perf = 1 ] && perf_start perf "$PID"; then
+	perf_started=1
 fi
 ks_watch_misses ks
 ks_watch_misses ko
 wl_go w
 wait_held w || fail stat.workload "the workload never said 'held'" "$WORK/w.werr"
-if [ $perf_started = 1 ]; then
-	echo disable >&"$ctl"
-	read -r -t 30 reply <&"$ack"
-fi
+[ $perf_started = 1 ] && perf_disable
 ks_check_stop stat.clean_stop ks
 [ -n "${KS_PID[ko]}" ] && ks_stop ko
 misses=$(ks_misses ks)
 misses_o=$(ks_misses ko)
 wl_go w
 wl_wait w || fail stat.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
-if [ $have_perf = 1 ]; then
-	exec {ctl}>&- {ack}<&-
-fi
 if [ $perf_started = 1 ]; then
-	wait_pid "$perf_pid" 30
+	perf_end perf
 	LC_ALL=C perf kmem -i "$WORK/perf.data" --caller stat >"$WORK/perf.stat" 2>"$WORK/perf.stat.err"
 	LC_ALL=C perf kmem -i "$WORK/perf.data" --alloc stat >"$WORK/perf.alloc" 2>>"$WORK/perf.stat.err"
 fi
@@ -214,6 +236,44 @@ rc=$?
 n=$(grep -c '^SUMMARY (SLAB allocator)$' "$WORK/interval")
 [ $rc -eq 0 ] && [ "$n" = 3 ]
 check $? stat.interval "--stat 0.2 3 exited with status $rc after $n SUMMARY blocks (3 expected)" "$WORK/interval.err"
+
+# page_summary FILE: the SUMMARY (page allocator) block, up to order 10, but
+# its header row.
+page_summary() {
+	awk '/^SUMMARY \(page allocator\)/{s = 1} s && !/^Order / {print} s && /^ +10 / {exit}' "$1"
+}
+
+if [ $have_perf = 0 ]; then
+	skip stat.perf_page_summary "$why_no_perf"
+elif ! wl_start pg pipe 16 + msg-hold 100 1; then
+	fail stat.perf_page_summary "the workload did not start: $(head -c 200 "$WORK/pg.werr")"
+elif ! ks_start kp --stat --page -p "${WL_PID[pg]}"; then
+	fail stat.perf_page_summary "kmemsnoop --stat --page: $(ks_start_fail_why kp)"
+	wl_kill pg
+elif ! perf_start perfpage "${WL_PID[pg]}" --page; then
+	skip stat.perf_page_summary "$why_no_perf"
+	ks_stop kp
+	wl_kill pg
+else
+	wl_go pg
+	wait_held pg || fail stat.workload_pages "the workload never said 'held'" "$WORK/pg.werr"
+	perf_disable
+	ks_stop kp
+	m=$(ks_misses kp)
+	wl_go pg
+	wl_wait pg || fail stat.workload_pages "the workload failed (status ${WL_RC[pg]})" "$WORK/pg.werr"
+	perf_end perfpage
+	LC_ALL=C perf kmem -i "$WORK/perfpage.data" --page stat >"$WORK/perfpage.stat" 2>"$WORK/perfpage.err"
+	page_summary "$WORK/perfpage.stat" >"$WORK/perfpage.summary"
+	page_summary "$(ks_out kp)" >"$WORK/kp.summary"
+	if [ -s "$WORK/perfpage.summary" ] && cmp -s "$WORK/perfpage.summary" "$WORK/kp.summary"; then
+		pass stat.perf_page_summary
+	elif [ "$m" != 0 ]; then
+		skip stat.perf_page_summary "the page SUMMARY differs from perf's, and kmemsnoop's programs missed $m events (any process)"
+	else
+		fail stat.perf_page_summary "the page SUMMARY differs from perf kmem --page stat's: $(diff "$WORK/perfpage.summary" "$WORK/kp.summary" | grep '^[<>]' | first_lines 4)" "$WORK/perfpage.summary" "$WORK/kp.summary"
+	fi
+fi
 
 # Held messages: alive while held, then lifetimes of at least HOLD.
 if ! wl_start h msg-hold "$HOLD_SIZE" "$HOLD_COUNT"; then
