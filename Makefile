@@ -136,8 +136,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/kernel_features.c \
 	src/pfn.c src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c \
 	src/gfp.c src/stream.c src/allocinfo.c src/aitable.c src/alloctag.c src/srcline.c \
-	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c \
-	src/metrics.c src/exporter.c src/json.c src/histjson.c src/httpd.c
+	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c src/kstat.c \
+	src/statsink.c src/metrics.c src/exporter.c src/json.c src/histjson.c src/httpd.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))

@@ -50,7 +50,7 @@ has_mode() { "$KS" --help 2>/dev/null | grep -q -- "--$1"; }
 
 # Variants run by kmemsnoop, whose @base twins run BASELINE.
 is_kmemsnoop_variant() {
-	case ${1%@base} in text | binary | allocinfo | hist | live | both) return 0 ;; esac
+	case ${1%@base} in text | binary | allocinfo | hist | live | both | stat) return 0 ;; esac
 	return 1
 }
 
@@ -59,6 +59,7 @@ available_variants() {
 	has_mode allocinfo && v+=(allocinfo) || echo "bench: kmemsnoop has no --allocinfo yet" >&2
 	has_mode hist && v+=(hist live) || echo "bench: kmemsnoop has no --hist yet" >&2
 	"$KS" --hist --allocinfo -d 0.1 >/dev/null 2>&1 && v+=(both)
+	has_mode stat && v+=(stat)
 	if mountpoint -q "$TRACEFS" || mount -t tracefs nodev "$TRACEFS" 2>/dev/null; then
 		v+=(ftrace)
 	else
@@ -95,6 +96,8 @@ start_kmemsnoop() {
 	# The live view drawn into /dev/null: its two tables count by key.
 	live) TERM=xterm "$ks" --hist --live >/dev/null 2>"$err" & ;;
 	both) "$ks" --hist --allocinfo >/dev/null 2>"$err" & ;;
+	# --stat: every slab event through the stream into the tables.
+	stat) "$ks" --stat --caller >/dev/null 2>"$err" & ;;
 	esac
 	PID=$!
 	wait_for "$err" Tracing
@@ -106,7 +109,7 @@ stop_kmemsnoop() {
 	kill -INT "$PID"
 	wait "$PID"
 	case ${1%@base} in
-	text | binary)
+	text | binary | stat)
 		COUNTS=$(sed -n 's/^kmemsnoop: \([0-9]*\) events written, \([0-9]*\) lost.*/\1 \2/p' "$err")
 		[ -n "$COUNTS" ] || { echo "bench: no summary from kmemsnoop:" >&2; cat "$err" >&2; return 1; } ;;
 	*) COUNTS="- -" ;;

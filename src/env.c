@@ -45,6 +45,11 @@ struct parse {
 	size_t err_size;
 	bool max_ptrs_set;
 	bool max_stacks_set;
+	bool events_set;
+	/* perf kmem's rule: -s and -l go to the table (--caller or --alloc)
+	 * and the allocator (--slab or --page) named last before them. */
+	int seq, caller_seq, alloc_seq, slab_seq, page_seq;
+	bool stat_option; /* one of the options above */
 };
 
 __attribute__((format(printf, 2, 3))) static bool bad(struct parse *p, const char *fmt, ...)
@@ -179,6 +184,7 @@ static bool opt_cpu(struct parse *p, const char *arg)
 
 static bool opt_events(struct parse *p, const char *arg)
 {
+	p->events_set = true;
 	return parse_events(arg, &p->env->events) ||
 	       bad(p, "invalid event list '%s': use kmalloc, cache, page", arg);
 }
@@ -330,6 +336,67 @@ static bool opt_listen(struct parse *p, const char *arg)
 	return true;
 }
 
+static bool opt_stat(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->stat = true;
+	return true;
+}
+
+static bool stat_flag(struct parse *p, int *seq)
+{
+	*seq = ++p->seq;
+	p->stat_option = true;
+	return true;
+}
+
+static bool opt_caller(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->stat_opts.caller = true;
+	return stat_flag(p, &p->caller_seq);
+}
+
+static bool opt_alloc(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->stat_opts.alloc = true;
+	return stat_flag(p, &p->alloc_seq);
+}
+
+static bool opt_slab(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->stat_opts.slab = true;
+	return stat_flag(p, &p->slab_seq);
+}
+
+static bool opt_page(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->stat_opts.page = true;
+	return stat_flag(p, &p->page_seq);
+}
+
+static bool opt_sort(struct parse *p, const char *arg)
+{
+	struct kstat_opts *o = &p->env->stat_opts;
+	struct kstat_sort *sort = p->caller_seq > p->alloc_seq ? &o->caller_sort : &o->alloc_sort;
+
+	p->stat_option = true;
+	return !kstat_sort_parse(arg, p->page_seq > p->slab_seq, sort, p->err, p->err_size);
+}
+
+static bool opt_line(struct parse *p, const char *arg)
+{
+	struct kstat_opts *o = &p->env->stat_opts;
+
+	p->stat_option = true;
+	return parse_int_range(arg, 0, INT_MAX, p->caller_seq > p->alloc_seq ? &o->caller_lines :
+					       &o->alloc_lines) ||
+	       bad(p, "invalid --line '%s': a number of rows", arg);
+}
+
 /* Options that only set their flag; --help and --version, which end
  * parsing. */
 static bool opt_none(struct parse *p, const char *arg)
@@ -342,7 +409,8 @@ static bool opt_none(struct parse *p, const char *arg)
 /* --- the table --------------------------------------------------------------- */
 
 enum opt_group {
-	GROUP_FILTER, GROUP_OUTPUT, GROUP_ALLOCINFO, GROUP_HIST, GROUP_EXPORT, GROUP_CONTROL
+	GROUP_FILTER, GROUP_OUTPUT, GROUP_ALLOCINFO, GROUP_HIST, GROUP_STAT, GROUP_EXPORT,
+	GROUP_CONTROL
 };
 
 static const char *const group_titles[] = {
@@ -350,6 +418,7 @@ static const char *const group_titles[] = {
 	[GROUP_OUTPUT] = "Output:",
 	[GROUP_ALLOCINFO] = "Allocation profile (/proc/allocinfo for any kernel):",
 	[GROUP_HIST] = "Histograms (counted in the kernel, nothing sent per event):",
+	[GROUP_STAT] = "Statistics (perf kmem stat's tables, and object lifetimes):",
 	[GROUP_EXPORT] = "Metrics endpoint (Prometheus):",
 	[GROUP_CONTROL] = "Control:",
 };
@@ -467,6 +536,31 @@ static const struct opt_spec options[] = {
 	  "Prometheus text format, or OpenMetrics when the scraper asks for it", opt_listen,
 	  0 },
 
+	{ "stat", LONG_ONLY(20), no_argument, "", GROUP_STAT,
+	  "analyse the events instead of printing them, live (every INTERVAL seconds, COUNT "
+	  "times, or at the end; what was seen since the start) or from a recording (-i DIR): "
+	  "perf kmem stat's tables and SUMMARY (fragmentation, ping-pong: frees on another CPU "
+	  "than the allocation), then object lifetimes per call site and per cache (log2 "
+	  "histograms, p50, p99), the objects still alive, a table per process.  Traces the slab "
+	  "events only unless --page or -e says otherwise", opt_stat, 0 },
+	{ "caller", LONG_ONLY(21), no_argument, "", GROUP_STAT,
+	  "with --stat: the table per call site", opt_caller, 0 },
+	{ "alloc", LONG_ONLY(22), no_argument, "", GROUP_STAT,
+	  "with --stat: the table per pointer (slab) or per page frame (page)", opt_alloc, 0 },
+	{ "slab", LONG_ONLY(23), no_argument, "", GROUP_STAT,
+	  "with --stat: the slab allocator (kmalloc, kmem_cache_alloc; the default)", opt_slab, 0 },
+	{ "page", LONG_ONLY(24), no_argument, "", GROUP_STAT,
+	  "with --stat: the page allocator (order x migrate type x GFP flags); with --slab too, "
+	  "both", opt_page, 0 },
+	{ "sort", 's', required_argument, "=KEYS", GROUP_STAT,
+	  "with --stat: sort the table named last (--caller or --alloc; default --alloc) by "
+	  "KEYS, comma separated, largest first: ptr, callsite, bytes, hit, pingpong, frag "
+	  "(default frag,hit,bytes); after --page: page, callsite, bytes, hit, order, migtype, "
+	  "gfp (default bytes,hit)", opt_sort, 0 },
+	{ "line", 'l', required_argument, "=N", GROUP_STAT,
+	  "with --stat: print N rows of the table named last (default: all; the lifetime and "
+	  "process tables follow the --caller table's N, default 10)", opt_line, 0 },
+
 	{ "duration", 'd', required_argument, "=SECONDS", GROUP_CONTROL,
 	  "stop after SECONDS (default: until Ctrl-C or SIGTERM)", opt_duration, 0 },
 	{ "buffer-size", 'b', required_argument, "=SIZE", GROUP_CONTROL,
@@ -491,6 +585,8 @@ static const char usage_head[] =
 	"Usage: kmemsnoop [OPTION...]\n"
 	"       kmemsnoop --allocinfo[=total] [OPTION...] [INTERVAL [COUNT]]\n"
 	"       kmemsnoop --hist[=req] [OPTION...] [INTERVAL [COUNT]]\n"
+	"       kmemsnoop --stat [--caller] [--alloc] [OPTION...] [INTERVAL [COUNT]]\n"
+	"       kmemsnoop -i DIR --stat [--caller] [--alloc] [OPTION...]\n"
 	"Trace the kernel's memory allocations and frees (kmalloc, slab caches, pages)\n"
 	"with BPF, printed as ftrace-style text or written as kmemtrace binary files;\n"
 	"or, with --allocinfo, add them up per call site in the kernel and print them\n"
@@ -528,7 +624,9 @@ static const char usage_tail[] =
 	"  kmemsnoop --hist              # live histograms on a terminal\n"
 	"  kmemsnoop --hist-by cache 5 3 # per-cache histograms, every 5 s, 3 times\n"
 	"  kmemsnoop --hist --allocinfo -d 60 > out  # both, from one trace\n"
-	"  kmemsnoop --listen 9100       # Prometheus endpoint at 127.0.0.1:9100/metrics\n";
+	"  kmemsnoop --listen 9100       # Prometheus endpoint at 127.0.0.1:9100/metrics\n"
+	"  kmemsnoop --stat --caller -l 20 -p 1234   # perf kmem stat, live\n"
+	"  kmemsnoop -i /tmp/trace --stat --alloc -s ptr\n";
 
 /* --- --help ------------------------------------------------------------------- */
 
@@ -721,6 +819,23 @@ static bool check_hist_options(struct parse *p)
 	return true;
 }
 
+/* Options that only mean something with --stat. */
+static bool check_stat_options(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (!env->stat)
+		return !p->stat_option ||
+		       bad(p, "--caller, --alloc, --slab, --page, -s and -l go with --stat");
+	if (env->output_dir)
+		return bad(p, "--stat cannot be used with -o: record with -o, then -i DIR --stat");
+	if (env->hist || env->allocinfo)
+		return bad(p, "--stat cannot be used with --hist or --allocinfo");
+	if (env->input_dir && env->interval_given)
+		return bad(p, "-i --stat reads a recording: no INTERVAL");
+	return true;
+}
+
 static bool check_combination(struct parse *p)
 {
 	const struct env *env = p->env;
@@ -737,7 +852,8 @@ static bool check_combination(struct parse *p)
 		return bad(p, "--cgroup filters tracing, not -i");
 	if (env->input_dir && env->nice_given)
 		return bad(p, "--nice is for tracing, not for -i");
-	return check_listen_options(p) && check_allocinfo_options(p) && check_hist_options(p);
+	return check_listen_options(p) && check_allocinfo_options(p) && check_hist_options(p) &&
+	       check_stat_options(p);
 }
 
 /* [INTERVAL [COUNT]] after the options of an aggregating mode. */
@@ -748,7 +864,7 @@ static bool parse_positionals(struct parse *p, int argc, char **argv)
 
 	if (argc == 0)
 		return true;
-	if (!env->hist && !env->allocinfo)
+	if (!env->hist && !env->allocinfo && !env->stat)
 		return bad(p, "unexpected argument '%s'", argv[0]);
 	if (!strcmp(argv[0], "total"))
 		return bad(p, "unexpected argument 'total': write --allocinfo=total");
@@ -774,6 +890,7 @@ static void set_defaults(struct env *env)
 	env->ring_size = DEFAULT_RING_SIZE;
 	env->nice = DEFAULT_NICE;
 	env->top = DEFAULT_TOP;
+	env->stat_opts.caller_lines = env->stat_opts.alloc_lines = -1;
 }
 
 /* Defaults that depend on what was given. */
@@ -783,6 +900,12 @@ static void complete(struct parse *p)
 
 	if (env->hist && !env->interval)
 		env->interval = DEFAULT_HIST_INTERVAL;
+	if (!env->stat_opts.slab && !env->stat_opts.page)
+		env->stat_opts.slab = true;
+	/* What --stat does not print is not traced. */
+	if (env->stat && !p->events_set)
+		env->events = (env->stat_opts.slab ? EV_KMALLOC | EV_CACHE : 0) |
+			      (env->stat_opts.page ? EV_PAGE : 0);
 	if (!env->ai_max_ptrs)
 		env->ai_max_ptrs = DEFAULT_AI_MAX_PTRS;
 	if (!env->ai_max_stacks)

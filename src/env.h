@@ -10,6 +10,7 @@
 
 #include "histmaps.h"
 #include "kmemsnoop.h"
+#include "kstat.h"
 
 struct env {
 	int pid;      /* -p: thread group to follow, 0 = all */
@@ -56,6 +57,10 @@ struct env {
 
 	/* --listen */
 	const char *listen;             /* "[ADDR:]PORT" of the metrics endpoint */
+	/* --stat: tables as perf kmem stat prints them (--caller, --alloc,
+	 * --slab, --page, -s, -l) */
+	bool stat;
+	struct kstat_opts stat_opts;
 };
 
 /* Exit codes. */

@@ -17,6 +17,7 @@
 #include "ksyms.h"
 #include "session.h"
 #include "sink.h"
+#include "statsink.h"
 #include "text.h"
 
 #ifndef CAP_PERFMON
@@ -91,25 +92,35 @@ static struct ksyms *recording_symbols(const char *dir)
 	return ks ? ks : ksyms_load("/proc/kallsyms");
 }
 
-/* -i DIR: the recording as text, as it would have printed live. */
-static int print_recording(const char *dir, bool json)
+/* -i DIR: the recording as text, as it would have printed live, or its
+ * --stat tables. */
+static int print_recording(const struct env *env)
 {
+	const char *dir = env->input_dir;
 	struct btf *btf = btf__load_vmlinux_btf();
 	struct ksyms *ksyms = recording_symbols(dir);
-	struct sink *sink = (json ? json_sink_new : text_sink_new)(stdout, ksyms, btf);
 	struct binin_losses lost;
-	char err[512];
+	char err[512] = "out of memory";
+	struct sink *sink = env->stat ? stat_sink_new(stdout, env, ksyms, btf, false, err,
+						      sizeof(err)) :
+			    (env->json ? json_sink_new : text_sink_new)(stdout, ksyms, btf);
 	int ret = EXIT_OK;
 
 	if (!sink) {
-		fprintf(stderr, "kmemsnoop: out of memory\n");
+		fprintf(stderr, "kmemsnoop: %s\n", err);
 		ret = EXIT_RUNTIME;
 	} else if (binin_replay(dir, sink, &lost, err, sizeof(err))) {
 		fprintf(stderr, "kmemsnoop: %s\n", err);
 		ret = EXIT_RUNTIME;
-	} else if (lost.bytes || lost.events) {
-		fprintf(stderr, "kmemsnoop: this trace lost %llu events (%llu bytes) when recorded\n",
-			lost.events, lost.bytes);
+	} else {
+		if (lost.bytes || lost.events)
+			fprintf(stderr, "kmemsnoop: this trace lost %llu events (%llu bytes) when "
+					"recorded\n", lost.events, lost.bytes);
+		if (sink->ops->report && sink->ops->report(sink, &(struct sink_losses){
+						 lost.events, lost.bytes }) < 0) {
+			fprintf(stderr, "kmemsnoop: %s\n", sink->err);
+			ret = EXIT_RUNTIME;
+		}
 	}
 	if (sink)
 		sink->ops->destroy(sink);
@@ -174,7 +185,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (env.input_dir)
-		return print_recording(env.input_dir, env.json);
+		return print_recording(&env);
 	if (check_cpu(&env))
 		return EXIT_USAGE;
 	if (check_privileges())

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Where stream records go: ftrace-style text (text.c) or a kmemtrace
- * directory (binout.c).  The live stream (stream.c) and the reader of
- * recordings (binin.c, -i) feed the same interface.
+ * Where stream records go: ftrace-style text (text.c), a kmemtrace
+ * directory (binout.c), or the --stat tables (statsink.c).  The live
+ * stream (stream.c) and the reader of recordings (binin.c, -i) feed the
+ * same interface.
  */
 #ifndef KMEMSNOOP_SINK_H
 #define KMEMSNOOP_SINK_H
@@ -30,6 +31,15 @@ struct sink_ops {
 		      const struct kmt_event *ev);
 	/* After the last: flush, and what was lost on the way. */
 	int (*end)(struct sink *sk, const struct sink_losses *lost);
+	/*
+	 * Optional, for a sink that aggregates.  sync: every record of every
+	 * CPU that happened before before_ns (CLOCK_MONOTONIC) has been given
+	 * to record(): the rings are read one after the other, so records
+	 * arrive in time order only up to such a point.  report: print what
+	 * has been aggregated so far, with what was lost so far.
+	 */
+	int (*sync)(struct sink *sk, unsigned long long before_ns);
+	int (*report)(struct sink *sk, const struct sink_losses *lost);
 	void (*destroy)(struct sink *sk);
 };
 

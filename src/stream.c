@@ -2,12 +2,14 @@
 /*
  * The stream mode: one record per event, from one ring buffer per CPU
  * (consumed from one epoll loop while the session waits) to a sink:
- * ftrace-style text on stdout, or a kmemtrace directory with -o.
+ * ftrace-style text on stdout, a kmemtrace directory with -o, or the
+ * --stat tables (every INTERVAL, or at the end).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -21,6 +23,7 @@
 #include "session.h"
 #include "json.h"
 #include "sink.h"
+#include "statsink.h"
 #include "text.h"
 
 struct stream {
@@ -74,6 +77,12 @@ static struct mode *stream_create(struct session *s)
 		st->sink = binout_sink_new(s->env->output_dir, s->ncpus, err, sizeof(err));
 		if (!st->sink)
 			session_fail(s, "%s", err);
+	} else if (s->env->stat) {
+		st->sink = stat_sink_new(stdout, s->env, session_ksyms(s), s->vmlinux, true, err,
+					 sizeof(err));
+		if (!st->sink)
+			session_fail(s, "%s", err);
+		st->mode.interval = s->env->interval;
 	} else {
 		st->sink = (s->env->json ? json_sink_new : text_sink_new)(stdout, session_ksyms(s),
 									   s->vmlinux);
@@ -189,9 +198,31 @@ static int stream_start(struct mode *m)
 	return 0;
 }
 
+static unsigned long long monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* A sink that aggregates learns how far the rings have been read. */
+static int sync_sink(struct stream *st, unsigned long long before_ns)
+{
+	int ret;
+
+	if (!st->sink->ops->sync)
+		return 0;
+	ret = st->sink->ops->sync(st->sink, before_ns);
+	if (ret < 0)
+		return session_fail(st->mode.session, "%s", st->sink->err);
+	return 0;
+}
+
 static int stream_wait(struct mode *m, int ms)
 {
 	struct stream *st = stream_of(m);
+	unsigned long long before = monotonic_ns();
 	int ret;
 
 	if (st->output_gone)
@@ -201,6 +232,8 @@ static int stream_wait(struct mode *m, int ms)
 		return MODE_END;
 	if (ret < 0 && !m->session->err[0])
 		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
+	if (ret >= 0 && sync_sink(st, before))
+		return -1;
 	return ret < 0 ? -1 : MODE_OK;
 }
 
@@ -211,6 +244,35 @@ static void sum_losses(const struct session *s, struct sink_losses *lost)
 		lost->events += s->skel->bss->losses[cpu].events;
 		lost->bytes += s->skel->bss->losses[cpu].bytes;
 	}
+}
+
+static int report(struct stream *st)
+{
+	struct sink_losses lost;
+	int ret;
+
+	sum_losses(st->mode.session, &lost);
+	ret = st->sink->ops->report(st->sink, &lost);
+	if (ret == SINK_GONE) {
+		st->output_gone = true;
+		return MODE_END;
+	}
+	return ret ? session_fail(st->mode.session, "%s", st->sink->err) : MODE_OK;
+}
+
+/* --stat INTERVAL: the tables of everything read so far. */
+static int stream_tick(struct mode *m)
+{
+	struct stream *st = stream_of(m);
+	unsigned long long before = monotonic_ns();
+
+	if (st->output_gone)
+		return MODE_END;
+	if (ring_reader_consume(st->rings) < 0 && !st->output_gone)
+		return session_fail(m->session, "reading the ring buffers");
+	if (sync_sink(st, before))
+		return -1;
+	return report(st);
 }
 
 static void print_summary(const struct stream *st, const struct sink_losses *lost)
@@ -243,7 +305,6 @@ static int stream_finish(struct mode *m, bool final)
 	struct sink_losses lost;
 	int ret = 0;
 
-	(void)final; /* a stream has no last output of its own */
 	while (!st->output_gone && (ret = ring_reader_consume(st->rings)) > 0)
 		;
 	if (ret < 0 && !st->output_gone && !m->session->err[0])
@@ -253,6 +314,9 @@ static int stream_finish(struct mode *m, bool final)
 	ret = ret < 0 && !st->output_gone ? -1 : 0;
 	if (st->sink->ops->end(st->sink, &lost) < 0 && !st->output_gone && !ret)
 		ret = session_fail(m->session, "%s", st->sink->err);
+	/* After COUNT intervals the last tick was the last output. */
+	if (!ret && final && !st->output_gone && st->sink->ops->report && report(st) < 0)
+		ret = -1;
 	return ret;
 }
 
@@ -275,6 +339,7 @@ const struct mode_ops stream_mode = {
 	.loaded = create_rings,
 	.start = stream_start,
 	.wait = stream_wait,
+	.tick = stream_tick,
 	.finish = stream_finish,
 	.destroy = stream_destroy,
 };

@@ -73,6 +73,13 @@
  *       allocations are in the second thread's context, none in the main
  *       thread's.
  *
+ *   pingpong SIZE COUNT
+ *       The main thread, pinned to CPU 0, sends COUNT messages of SIZE bytes
+ *       to a second thread pinned to CPU 1 (created by the command), which
+ *       receives them: each load_msg kmalloc is made on CPU 0 and its
+ *       free_msg kfree on CPU 1 (COUNT frees on another CPU than their
+ *       allocation).  Needs CPUs 0 and 1 (exit status 1 otherwise).
+ *
  *   pipe PAGES
  *       pipe(), F_SETPIPE_SZ so that PAGES pages fit, PAGES writes of one
  *       page each (each allocates one order-0 page in the pipe write path:
@@ -98,6 +105,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -143,7 +151,8 @@ usage(const char *fmt, ...)
 	va_end(ap);
 	fputs("usage: workload [--wait] COMMAND ARGS [+ COMMAND ARGS]...\n"
 	      "commands: msg SIZE COUNT | msg-hold SIZE COUNT | fork-msg SIZE COUNT |\n"
-	      "          thread-msg SIZE COUNT (alone) | pipe PAGES | openclose N |\n"
+	      "          thread-msg SIZE COUNT (alone) | pingpong SIZE COUNT |\n"
+	      "          pipe PAGES | openclose N |\n"
 	      "          noise SECONDS SIZE\n",
 	      stderr);
 	exit(2);
@@ -375,6 +384,66 @@ static void *msg_thread(void *p)
 	return NULL;
 }
 
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
+struct pingpong {
+	int q;
+	long size, count;
+};
+
+static void *pingpong_receiver(void *p)
+{
+	static struct msgbuf_big inbox; /* msgbuf is the sender's */
+	const struct pingpong *pp = p;
+
+	pin_to_cpu(1);
+	for (long i = 0; i < pp->count; i++) {
+		ssize_t n;
+
+		while ((n = msgrcv(pp->q, &inbox, sizeof(inbox.mtext), 0, 0)) < 0 &&
+		       errno == EINTR)
+			;
+		if (n != pp->size)
+			die("msgrcv");
+	}
+	return NULL;
+}
+
+static void do_pingpong(long size, long count)
+{
+	struct pingpong pp = { .q = msg_queue(), .size = size, .count = count };
+	pthread_t t;
+	int err;
+
+	pin_to_cpu(0);
+	err = pthread_create(&t, NULL, pingpong_receiver, &pp);
+	if (err) {
+		errno = err;
+		die("pthread_create");
+	}
+	for (long i = 0; i < count; i++) {
+		msgbuf.mtype = 1;
+		while (msgsnd(pp.q, &msgbuf, (size_t)size, 0)) {
+			if (errno != EINTR)
+				die("msgsnd");
+		}
+	}
+	err = pthread_join(t, NULL);
+	if (err) {
+		errno = err;
+		die("pthread_join");
+	}
+	msg_remove(pp.q);
+}
+
 static void do_pipe(long pages)
 {
 	long want = pages * PAGE;
@@ -427,7 +496,7 @@ static void parse_step(char **av, int n, struct step *st)
 
 	st->cmd = cmd;
 	if (!strcmp(cmd, "msg") || !strcmp(cmd, "msg-hold") ||
-	    !strcmp(cmd, "fork-msg") || !strcmp(cmd, "thread-msg"))
+	    !strcmp(cmd, "fork-msg") || !strcmp(cmd, "thread-msg") || !strcmp(cmd, "pingpong"))
 		want = 2;
 	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose"))
 		want = 1;
@@ -459,6 +528,8 @@ static void run_step(const struct step *st)
 		do_msg_hold(st->a, st->b);
 	else if (!strcmp(st->cmd, "fork-msg"))
 		do_fork_msg(st->a, st->b);
+	else if (!strcmp(st->cmd, "pingpong"))
+		do_pingpong(st->a, st->b);
 	else if (!strcmp(st->cmd, "pipe"))
 		do_pipe(st->a);
 	else if (!strcmp(st->cmd, "openclose"))

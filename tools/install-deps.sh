@@ -10,16 +10,17 @@ set -eu
 # recommends);
 # tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;
 # tmux drives the live view in a terminal; prometheus (with promtool), curl and
-# python3 scrape and query the --listen endpoint;
+# python3 scrape and query the --listen endpoint; linux-perf: test_stat compares
+# --stat with perf kmem stat;
 # tools/vmtest: qemu, and for the VMs' initramfs busybox and bash linked
 # statically, cpio to pack it (apt-get and dpkg-deb fetch the kernels);
 # arm64: the cross compiler and its C library (make static ARCH=arm64;
 # tools/arm64-sysroot fetches the other arm64 libraries it links) and
 # qemu-system-aarch64.
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-      libbz2-dev libclang-rt-dev libncurses-dev libmicrohttpd-dev util-linux tmux qemu-system-x86
-      busybox-static bash-static cpio prometheus curl python3 gcc-aarch64-linux-gnu
-      libc6-dev-arm64-cross qemu-system-arm"
+      libbz2-dev libclang-rt-dev libncurses-dev libmicrohttpd-dev util-linux tmux linux-perf
+      qemu-system-x86 busybox-static bash-static cpio prometheus curl python3
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||

@@ -17,11 +17,14 @@ USAGE_CASES=(
 	"unknown_option|2|--no-such-option -d 2"
 	"nice_out_of_range|2|--nice=-21 -d 2"
 	"nice_with_input|2|--nice 3 -i /nonexistent"
+	"stat_with_output|2|--stat -o /nonexistent -d 2"
+	"caller_without_stat|2|--caller -d 2"
+	"stat_bad_sort|2|--stat -s bogus -d 2"
 )
 for c in "${USAGE_CASES[@]}"; do TESTS+=("errors.usage.${c%%|*}"); done
 TESTS+=(errors.help errors.output_unwritable errors.unprivileged errors.input_valid
-	errors.input_truncated errors.input_zeros errors.input_garbage errors.input_abi
-	errors.input_missing errors.duration errors.sigterm errors.nice_default errors.nice_set)
+	errors.input_truncated errors.input_stat_truncated errors.input_zeros errors.input_garbage
+	errors.input_abi	errors.input_missing errors.duration errors.sigterm errors.nice_default errors.nice_set)
 
 require_root
 require_kmemsnoop
@@ -122,6 +125,10 @@ if [ $input_ok = 1 ]; then
 	cp -r "$DIR" "$WORK/input_truncated"
 	truncate -s $((size - 5)) "$WORK/input_truncated/$big"
 	input_case input_truncated "a cpu file cut 5 bytes short (mid-record)"
+	run_ks input_stat_truncated 30 -i "$WORK/input_truncated" --stat
+	[ $RC -eq 1 ] && grep -q '^kmemsnoop: ' "$WORK/input_stat_truncated.err" &&
+		! grep -vq '^kmemsnoop: ' "$WORK/input_stat_truncated.err"
+	check $? errors.input_stat_truncated "kmemsnoop -i --stat on a truncated cpu file: expected exit 1 and a 'kmemsnoop: ' error, got $(describe $RC "$WORK/input_stat_truncated.err")"
 
 	cp -r "$DIR" "$WORK/input_zeros"
 	head -c 4096 /dev/zero >"$WORK/input_zeros/$big"
@@ -136,7 +143,7 @@ if [ $input_ok = 1 ]; then
 	input_case input_abi "abi_version 99"
 else
 	fail_rest errors.input_truncated errors.input_zeros errors.input_garbage errors.input_abi \
-		"no valid trace directory to damage"
+		errors.input_stat_truncated "no valid trace directory to damage"
 fi
 
 run_ks errors.input_missing 30 -i "$WORK/no-such-dir"

@@ -111,6 +111,35 @@ static void test_together(struct unit *u)
 	unit_end(&c);
 }
 
+/* perf kmem's rules: -s and -l go to the table named last; slab by default. */
+static void test_stat(struct unit *u)
+{
+	struct unit_case c;
+	struct env env;
+	char err[256];
+
+	unit_begin(&c, u, "env.stat_values");
+	CHECK(&c, parse_line("--stat", &env, err, sizeof(err)) == ENV_RUN);
+	CHECK(&c, env.stat && env.stat_opts.slab && !env.stat_opts.page);
+	CHECK(&c, !env.stat_opts.caller && !env.stat_opts.alloc);
+	CHECK(&c, env.events == (EV_KMALLOC | EV_CACHE));
+	CHECK(&c, parse_line("--stat --caller -s hit,bytes -l 5 --alloc -s ptr 2 3", &env, err,
+			     sizeof(err)) == ENV_RUN);
+	CHECK(&c, env.stat_opts.caller && env.stat_opts.alloc);
+	CHECK(&c, env.stat_opts.caller_sort.nkeys == 2 &&
+		  env.stat_opts.caller_sort.keys[0] == KSTAT_KEY_HIT);
+	CHECK(&c, env.stat_opts.alloc_sort.nkeys == 1 &&
+		  env.stat_opts.alloc_sort.keys[0] == KSTAT_KEY_PTR);
+	CHECK(&c, env.stat_opts.caller_lines == 5 && env.stat_opts.alloc_lines == -1);
+	CHECK(&c, env.interval == 2 && env.count == 3);
+	CHECK(&c, parse_line("--stat --page -s order", &env, err, sizeof(err)) == ENV_RUN);
+	CHECK(&c, env.stat_opts.page && !env.stat_opts.slab && env.events == EV_PAGE);
+	CHECK(&c, parse_line("--stat --slab --page -e kmalloc", &env, err, sizeof(err)) == ENV_RUN);
+	CHECK(&c, env.stat_opts.page && env.stat_opts.slab && env.events == EV_KMALLOC);
+	CHECK(&c, parse_line("-i /d --stat --caller", &env, err, sizeof(err)) == ENV_RUN);
+	unit_end(&c);
+}
+
 static const struct {
 	const char *args;
 	const char *message;
@@ -165,6 +194,16 @@ static const struct {
 	{ "--hist -o /x", "--hist cannot be used with -o or -i" },
 	{ "--hist -b 1M", "--hist has no ring buffer: -b does not apply" },
 	{ "--hist --hist-keys 0", "invalid --hist-keys '0': a number from 1 to 1048576" },
+	{ "--caller", "--caller, --alloc, --slab, --page, -s and -l go with --stat" },
+	{ "-s hit", "--caller, --alloc, --slab, --page, -s and -l go with --stat" },
+	{ "--stat -o /x", "--stat cannot be used with -o: record with -o, then -i DIR --stat" },
+	{ "--stat --hist", "--stat cannot be used with --hist or --allocinfo" },
+	{ "-i /a --stat 5", "-i --stat reads a recording: no INTERVAL" },
+	{ "--stat -s bogus", "unknown slab sort key 'bogus': use ptr, callsite, hit, bytes, frag, "
+			     "pingpong" },
+	{ "--stat --page -s frag", "unknown page sort key 'frag': use page, callsite, hit, "
+				   "bytes, order, migtype, gfp" },
+	{ "--stat -l x", "invalid --line 'x': a number of rows" },
 };
 
 static void test_usage_errors(struct unit *u)
@@ -274,6 +313,7 @@ void test_env(struct unit *u)
 	test_defaults(u);
 	test_values(u);
 	test_together(u);
+	test_stat(u);
 	test_usage_errors(u);
 	test_help_version(u);
 	test_documented(u);

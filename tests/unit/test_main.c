@@ -12,6 +12,7 @@
 	X(gfp)         \
 	X(hist)        \
 	X(ksyms)        \
+	X(kstat)       \
 	X(record)      \
 	X(srcline)
 

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * --stat: what `perf kmem stat` reports, from decoded events (record.h)
+ * given in time order: per call site and per pointer tables of the slab
+ * allocations (hits, bytes, ping-pong, internal fragmentation), the page
+ * allocator's tables by page and by order x migrate type x GFP flags, the
+ * SUMMARY blocks; and what perf does not: object lifetimes (allocation to
+ * free) as log2 histograms per call site and per cache, objects still
+ * alive at the end, a per-process table, allocations served from another
+ * NUMA node than the one of their CPU.
+ *
+ * Pure: no BPF, no clock; names come from a callback.  Unit-tested in
+ * tests/unit/test_kstat.c.
+ */
+#ifndef KMEMSNOOP_KSTAT_H
+#define KMEMSNOOP_KSTAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct kmt_event;
+struct kstat;
+
+/* Sort keys, as perf kmem's -s names them. */
+enum kstat_key {
+	KSTAT_KEY_PTR,      /* slab tables */
+	KSTAT_KEY_CALLSITE, /* both */
+	KSTAT_KEY_HIT,      /* both */
+	KSTAT_KEY_BYTES,    /* both */
+	KSTAT_KEY_FRAG,     /* slab */
+	KSTAT_KEY_PINGPONG, /* slab */
+	KSTAT_KEY_PAGE,     /* page tables */
+	KSTAT_KEY_ORDER,    /* page */
+	KSTAT_KEY_MIGTYPE,  /* page */
+	KSTAT_KEY_GFP,      /* page */
+};
+
+#define KSTAT_MAX_KEYS 8
+
+struct kstat_sort {
+	int nkeys; /* 0: the default (slab frag,hit,bytes; page bytes,hit) */
+	enum kstat_key keys[KSTAT_MAX_KEYS];
+};
+
+/*
+ * Parses "key[,key...]" for the slab (page false) or the page tables.
+ * 0, or -1 with a one-line reason in err.
+ */
+int kstat_sort_parse(const char *list, bool page, struct kstat_sort *out, char *err,
+		     size_t err_size);
+
+struct kstat_opts {
+	bool slab, page;     /* the sections to print */
+	bool caller, alloc;  /* --caller, --alloc: the tables to print */
+	int caller_lines;    /* -l for the caller table, -1: all */
+	int alloc_lines;
+	struct kstat_sort caller_sort, alloc_sort;
+};
+
+/* Names a call site: "func+hex" as perf prints it, "0x..." when unknown
+ * (with_offset false: "func", for the page tables). */
+typedef void (*kstat_name_fn)(void *ctx, uint64_t addr, bool with_offset, char *buf,
+			      size_t size);
+/* Names GFP flags the kernel's way ("GFP_KERNEL|__GFP_ZERO"). */
+typedef void (*kstat_gfp_fn)(void *ctx, unsigned int flags, char *buf, size_t size);
+
+struct kstat_names {
+	kstat_name_fn callsite;
+	kstat_gfp_fn gfp;
+	void *ctx;
+};
+
+/*
+ * The machine's NUMA layout, copied by kstat_new: the node of each CPU
+ * (slab allocations that ask for another node than their CPU's), and of
+ * each memory block of pages_per_block page frames (page allocations
+ * served from another node than their CPU's; -1: not known).  NULL or
+ * empty arrays: one node.
+ */
+struct kstat_topology {
+	const int *node_of_cpu;
+	int ncpus;
+	const int *node_of_block;
+	size_t nblocks;
+	uint64_t pages_per_block;
+};
+
+struct kstat *kstat_new(const struct kstat_topology *topo);
+void kstat_free(struct kstat *ks);
+
+/*
+ * One event, in time order.  cpu is where it happened (the record's time
+ * feature when it has one).  0, or -1 when out of memory.
+ */
+int kstat_add(struct kstat *ks, const struct kmt_event *ev, int cpu);
+
+/* Events lost on the way, for the summary. */
+void kstat_set_lost(struct kstat *ks, uint64_t events);
+
+/* Everything opts asks for, perf's layout first, then lifetimes, the
+ * processes and what is still alive. */
+void kstat_print(struct kstat *ks, const struct kstat_opts *opts,
+		 const struct kstat_names *names, FILE *out);
+
+/* What the tests and the summary read. */
+struct kstat_totals {
+	uint64_t requested, allocated, freed;
+	uint64_t nr_allocs, nr_cross_node;
+	uint64_t pingpong;
+	uint64_t page_allocs, page_frees, page_fails, page_nomatch;
+	uint64_t page_located, page_remote; /* pages of a known node; of another than the CPU's */
+	uint64_t alive, alive_bytes; /* slab objects allocated and not freed */
+};
+
+void kstat_totals(const struct kstat *ks, struct kstat_totals *t);
+
+/* A call site's row (false when the site made no allocation). */
+struct kstat_site {
+	uint64_t bytes_alloc, bytes_req;
+	uint32_t hit, pingpong;
+	uint64_t freed, alive;
+	uint64_t life[64]; /* lifetimes: [i] counts [2^i, 2^(i+1)) ns; [0] also 0 */
+};
+
+bool kstat_site(const struct kstat *ks, uint64_t call_site, struct kstat_site *out);
+
+/* The smallest bucket bound below which p percent of the counts lie:
+ * the upper end of the bucket holding the p-th percentile, in ns. */
+uint64_t kstat_percentile(const uint64_t *buckets, double p);
+
+#endif

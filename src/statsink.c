@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The --stat sink: records are decoded and given to kstat.c in time order.
+ * Live, each CPU's ring is in order but the rings are read one after the
+ * other, so an allocation on one CPU can arrive after its free on another:
+ * records wait here, sorted by time, until the stream says that everything
+ * before some time has been read (sync).  A margin covers records
+ * reserved before that time but not yet submitted when their ring was read.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "env.h"
+#include "gfp.h"
+#include "kmemtrace.h"
+#include "ksyms.h"
+#include "kstat.h"
+#include "record.h"
+#include "sink.h"
+#include "statsink.h"
+
+#define SYNC_MARGIN_NS 10000000ULL /* 10 ms */
+
+struct pending {
+	struct kmt_event ev;
+	int cpu;
+	unsigned long long arrival; /* ring order within a CPU at equal times */
+};
+
+struct stat_sink {
+	struct sink sink;
+	FILE *out;
+	struct kstat *ks;
+	struct kstat_opts opts;
+	struct ksyms *ksyms;
+	struct gfp_names *gfp;
+	bool reorder;
+	struct pending *pending;
+	size_t npending, cap;
+	unsigned long long arrivals;
+	unsigned long long reports;
+};
+
+static struct stat_sink *stat_of(struct sink *sk)
+{
+	return (struct stat_sink *)sk;
+}
+
+static int fail(struct stat_sink *ss, const char *what)
+{
+	snprintf(ss->sink.err, sizeof(ss->sink.err), "%s", what);
+	return -1;
+}
+
+static int add(struct stat_sink *ss, const struct kmt_event *ev, int cpu)
+{
+	return kstat_add(ss->ks, ev, ev->has_time ? (int)ev->cpu : cpu) ?
+		       fail(ss, "--stat: out of memory") : 0;
+}
+
+static int stat_begin(struct sink *sk)
+{
+	(void)sk;
+	return 0;
+}
+
+static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
+		       const struct kmt_event *ev)
+{
+	struct stat_sink *ss = stat_of(sk);
+	struct kmt_event decoded;
+	struct pending *p;
+
+	if (!ev) {
+		if (kmt_decode(data, size, &decoded) != KMT_OK) {
+			sk->undecodable++;
+			return 0;
+		}
+		ev = &decoded;
+	}
+	if (!ss->reorder || !ev->has_time)
+		return add(ss, ev, cpu);
+	if (ss->npending == ss->cap) {
+		size_t cap = ss->cap ? ss->cap * 2 : 4096;
+		struct pending *grown = realloc(ss->pending, cap * sizeof(*grown));
+
+		if (!grown)
+			return fail(ss, "--stat: out of memory");
+		ss->pending = grown;
+		ss->cap = cap;
+	}
+	p = &ss->pending[ss->npending++];
+	p->ev = *ev;
+	p->cpu = cpu;
+	p->arrival = ss->arrivals++;
+	return 0;
+}
+
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct pending *l = a, *r = b;
+
+	if (l->ev.timestamp != r->ev.timestamp)
+		return l->ev.timestamp < r->ev.timestamp ? -1 : 1;
+	return l->arrival < r->arrival ? -1 : l->arrival > r->arrival;
+}
+
+/* Gives kstat the records before until (all of them: ~0ULL), in time order. */
+static int release(struct stat_sink *ss, unsigned long long until)
+{
+	size_t n = 0;
+
+	qsort(ss->pending, ss->npending, sizeof(*ss->pending), pending_cmp);
+	while (n < ss->npending && ss->pending[n].ev.timestamp < until) {
+		if (add(ss, &ss->pending[n].ev, ss->pending[n].cpu))
+			return -1;
+		n++;
+	}
+	memmove(ss->pending, ss->pending + n, (ss->npending - n) * sizeof(*ss->pending));
+	ss->npending -= n;
+	return 0;
+}
+
+static int stat_sync(struct sink *sk, unsigned long long before_ns)
+{
+	struct stat_sink *ss = stat_of(sk);
+
+	if (!ss->npending || before_ns < SYNC_MARGIN_NS)
+		return 0;
+	return release(ss, before_ns - SYNC_MARGIN_NS);
+}
+
+static int stat_end(struct sink *sk, const struct sink_losses *lost)
+{
+	struct stat_sink *ss = stat_of(sk);
+
+	kstat_set_lost(ss->ks, lost->events);
+	return release(ss, ~0ULL);
+}
+
+static void name_callsite(void *ctx, uint64_t addr, bool with_offset, char *buf, size_t size)
+{
+	struct stat_sink *ss = ctx;
+	const struct ksym *sym = ss->ksyms ? ksyms_find(ss->ksyms, addr) : NULL;
+
+	if (!sym)
+		snprintf(buf, size, "%#llx", (unsigned long long)addr);
+	else if (with_offset)
+		snprintf(buf, size, "%s+%llx", sym->name, (unsigned long long)(addr - sym->addr));
+	else
+		snprintf(buf, size, "%s", sym->name);
+}
+
+static void name_gfp(void *ctx, unsigned int flags, char *buf, size_t size)
+{
+	struct stat_sink *ss = ctx;
+
+	gfp_format(ss->gfp, flags, buf, size);
+}
+
+static int stat_report(struct sink *sk, const struct sink_losses *lost)
+{
+	struct stat_sink *ss = stat_of(sk);
+	struct kstat_names names = { name_callsite, name_gfp, ss };
+
+	kstat_set_lost(ss->ks, lost->events);
+	if (ss->reports++)
+		fputc('\n', ss->out);
+	kstat_print(ss->ks, &ss->opts, &names, ss->out);
+	fflush(ss->out);
+	if (ferror(ss->out)) {
+		if (errno == EPIPE)
+			return SINK_GONE;
+		return fail(ss, "--stat: writing the tables failed");
+	}
+	return 0;
+}
+
+static void stat_destroy(struct sink *sk)
+{
+	struct stat_sink *ss = stat_of(sk);
+
+	kstat_free(ss->ks);
+	gfp_names_free(ss->gfp);
+	free(ss->pending);
+	free(ss);
+}
+
+static const struct sink_ops stat_sink_ops = {
+	.begin = stat_begin,
+	.record = stat_record,
+	.end = stat_end,
+	.sync = stat_sync,
+	.report = stat_report,
+	.destroy = stat_destroy,
+};
+
+/* Grows *arr (of *cap ints, new entries -1) to hold index i. */
+static int reserve_index(int **arr, size_t *cap, size_t i)
+{
+	size_t n = *cap ? *cap : 64;
+	int *grown;
+
+	if (i < *cap)
+		return 0;
+	while (n <= i)
+		n *= 2;
+	grown = realloc(*arr, n * sizeof(int));
+	if (!grown)
+		return -1;
+	for (size_t k = *cap; k < n; k++)
+		grown[k] = -1;
+	*arr = grown;
+	*cap = n;
+	return 0;
+}
+
+/* Entries "<prefix>N" of dir, calling fn(ctx, N) for each. */
+static void each_numbered(const char *dir, const char *prefix, void (*fn)(void *, long),
+			  void *ctx)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t len = strlen(prefix);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long n;
+
+		if (strncmp(de->d_name, prefix, len) || de->d_name[len] < '0' ||
+		    de->d_name[len] > '9')
+			continue;
+		n = strtol(de->d_name + len, &end, 10);
+		if (!*end && n >= 0)
+			fn(ctx, n);
+	}
+	closedir(d);
+}
+
+struct topo_read {
+	int *cpus, *blocks;
+	size_t ncpus_cap, nblocks_cap, ncpus, nblocks;
+	int node;
+	bool failed;
+};
+
+static void note_cpu(void *ctx, long cpu)
+{
+	struct topo_read *t = ctx;
+
+	if (cpu > 65535 || reserve_index(&t->cpus, &t->ncpus_cap, cpu)) {
+		t->failed = true;
+		return;
+	}
+	t->cpus[cpu] = t->node;
+	if ((size_t)cpu + 1 > t->ncpus)
+		t->ncpus = cpu + 1;
+}
+
+static void note_block(void *ctx, long block)
+{
+	struct topo_read *t = ctx;
+
+	if (block > (1L << 24) || reserve_index(&t->blocks, &t->nblocks_cap, block)) {
+		t->failed = true;
+		return;
+	}
+	t->blocks[block] = t->node;
+	if ((size_t)block + 1 > t->nblocks)
+		t->nblocks = block + 1;
+}
+
+static void read_node(void *ctx, long node)
+{
+	struct topo_read *t = ctx;
+	char dir[96];
+
+	t->node = (int)node;
+	snprintf(dir, sizeof(dir), "/sys/devices/system/node/node%ld", node);
+	each_numbered(dir, "cpu", note_cpu, t);
+	each_numbered(dir, "memory", note_block, t);
+}
+
+/*
+ * This machine's NUMA layout from sysfs: /sys/devices/system/node/nodeN
+ * holds cpuM and memoryM (memory blocks of block_size_bytes, in hex).
+ * Without it (no CONFIG_NUMA): one node, the topology left empty.
+ */
+static void read_topology(struct topo_read *t, struct kstat_topology *topo)
+{
+	unsigned long long block_bytes = 0;
+	FILE *f = fopen("/sys/devices/system/memory/block_size_bytes", "r");
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(t, 0, sizeof(*t));
+	memset(topo, 0, sizeof(*topo));
+	if (f) {
+		if (fscanf(f, "%llx", &block_bytes) != 1)
+			block_bytes = 0;
+		fclose(f);
+	}
+	each_numbered("/sys/devices/system/node", "node", read_node, t);
+	if (t->failed)
+		return;
+	for (size_t i = 0; i < t->ncpus; i++)
+		if (t->cpus[i] < 0)
+			t->cpus[i] = 0;
+	topo->node_of_cpu = t->cpus;
+	topo->ncpus = (int)t->ncpus;
+	if (page > 0 && block_bytes >= (unsigned long long)page) {
+		topo->node_of_block = t->blocks;
+		topo->nblocks = t->nblocks;
+		topo->pages_per_block = block_bytes / page;
+	}
+}
+
+struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms,
+			   const struct btf *vmlinux, bool reorder, char *err, size_t err_size)
+{
+	struct stat_sink *ss = calloc(1, sizeof(*ss));
+	struct kstat_topology topo;
+	struct topo_read t;
+
+	read_topology(&t, &topo);
+	if (ss) {
+		ss->ks = kstat_new(&topo);
+		ss->gfp = gfp_names_new(vmlinux);
+	}
+	free(t.cpus);
+	free(t.blocks);
+	if (!ss || !ss->ks || !ss->gfp) {
+		if (ss)
+			stat_destroy(&ss->sink);
+		snprintf(err, err_size, "--stat: out of memory");
+		return NULL;
+	}
+	ss->sink.ops = &stat_sink_ops;
+	ss->out = out;
+	ss->opts = env->stat_opts;
+	ss->ksyms = ksyms;
+	ss->reorder = reorder;
+	return &ss->sink;
+}

@@ -1,0 +1,313 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# --stat.  One workload (two threads pinned to CPUs 0 and 1 passing SysV
+# messages, then messages and open/close in the first thread, still on CPU
+# 0) is traced at the same time by "kmemsnoop --stat --caller -p PID", by
+# "kmemsnoop -o DIR -p PID" and, when perf is installed, by "perf kmem
+# record -p PID".  It ends holding one message: every tracer stops there,
+# before the workload exits, because perf stops seeing a task part of the
+# way through its exit (perf_event_exit_task) and kmemsnoop does not.
+#   stat.pingpong   the load_msg row counts PP_COUNT + MSG_COUNT + 1 hits
+#                   and exactly PP_COUNT ping-pong frees
+#   stat.perf_rows  every call site row equals perf kmem --caller stat's,
+#                   in the same order
+#   stat.perf_summary  and so does the SUMMARY block
+#   stat.replay_rows, stat.replay_summary  the same from -i DIR --stat
+#   stat.replay_alloc_rows  -i DIR --stat --alloc: every pointer's row
+#                   equals perf kmem --alloc stat's
+# A pipe's pages (pipe 16, then a held message) under "--stat --page" and
+# "perf kmem --page record":
+#   stat.perf_page_summary  the SUMMARY (page allocator) numbers are perf's
+#                   (the migrate type header differs: kmemsnoop names the
+#                   kernel's types in their order, perf labels index 1
+#                   Reclaimable)
+# Then messages held for HOLD seconds (msg-hold):
+#   stat.alive      kmemsnoop stopped while they are held counts them alive
+#   stat.lifetime   after their release, every load_msg lifetime is in a
+#                   bucket of at least 2^30 ns (they lived >= HOLD > 1.07 s)
+# And "--stat 0.2 3" prints the tables 3 times, then ends (stat.interval).
+# perf is not installed by the test: without it the perf tests SKIP.
+. "$(dirname "$0")/../lib.sh"
+
+TESTS=(stat.clean_stop stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
+	stat.replay_summary stat.replay_alloc_rows stat.perf_page_summary stat.alive stat.lifetime
+	stat.interval)
+PP_SIZE=200
+PP_COUNT=40
+MSG_SIZE=300
+MSG_COUNT=7
+HOLD_SIZE=100
+HOLD_COUNT=5
+HOLD=1.2
+
+require_root
+require_kmemsnoop
+require_workload
+
+# rows FILE: the caller (or pointer) table's rows, in their order (the
+# sort keys decide it, and equal rows keep the order of call site or pointer).
+rows() {
+	awk '/^ (Callsite|Alloc Ptr) /{t = 1; next} t && /^-+$/ {n++; if (n == 2) exit; next}
+	t && n == 1 && / \| / && !/^ \.\.\. / { print }' "$1"
+}
+
+# rows_diff A B: what differs between two row files, for a message.
+rows_diff() {
+	local d
+	d=$(multiset_diff "$1" "$2" | first_lines 3)
+	echo "${d:-the same rows in another order}"
+}
+
+# summary FILE: the SUMMARY (SLAB allocator) block's lines.
+summary() {
+	awk '/^SUMMARY \(SLAB allocator\)/{s = 1} s && /^$/ {exit} s' "$1"
+}
+
+# msg_row FILE: the row of the load_msg call site (messages up to 4048 bytes).
+msg_row() {
+	rows "$1" | awk -F'|' '$1 ~ /^ load_msg\+/'
+}
+
+# wait_held ID: until the workload ID says "held" (status 1 after 10 s).
+wait_held() {
+	for _ in $(seq 200); do
+		grep -qx held "$WORK/$1.wout" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+have_perf=0
+why_no_perf=
+if ! command -v perf >/dev/null 2>&1; then
+	why_no_perf="perf is not installed here (tools/install-deps.sh installs linux-perf on a Debian host; the test VMs have none)"
+elif ! perf kmem -h >/dev/null 2>&1 && ! perf help kmem >/dev/null 2>&1; then
+	why_no_perf="this perf has no kmem command"
+elif ! tracefs_setup; then
+	why_no_perf="tracefs with kmem events is not available: perf kmem record needs it"
+else
+	have_perf=1
+fi
+
+ncpus=$(online_cpus | wc -l)
+if [ "$ncpus" -lt 2 ] || ! online_cpus | grep -qx 1; then
+	skip_rest stat.pingpong "needs CPUs 0 and 1 online"
+	WORKLOAD_ARGS=(msg "$MSG_SIZE" "$MSG_COUNT" + openclose 10 + msg-hold "$MSG_SIZE" 1)
+else
+	WORKLOAD_ARGS=(pingpong "$PP_SIZE" "$PP_COUNT" + msg "$MSG_SIZE" "$MSG_COUNT" + openclose 10
+		+ msg-hold "$MSG_SIZE" 1)
+fi
+
+DIR=$WORK/rec
+start_traced w ks --stat --caller -- "${WORKLOAD_ARGS[@]}"
+if ! ks_start ko -p "$PID" -o "$DIR"; then
+	fail_rest stat.replay_rows stat.replay_summary stat.replay_alloc_rows "kmemsnoop -o: $(ks_start_fail_why ko)"
+fi
+# perf_start ID PID ARGS...: perf kmem ARGS record -p PID into $WORK/ID.data,
+# its events disabled until "enable" on its control FIFO is acknowledged.
+# Status 1 (and why_no_perf says why) when it does not start.
+perf_start() {
+	local id=$1 pid=$2 reply
+	shift 2
+	mkfifo "$WORK/$id.ctl" "$WORK/$id.ack"
+	LC_ALL=C perf kmem "$@" record -o "$WORK/$id.data" -p "$pid" -D -1 \
+		--control "fifo:$WORK/$id.ctl,$WORK/$id.ack" >"$WORK/$id.rec.out" 2>&1 &
+	PERF_PID[$id]=$!
+	exec {PERF_CTL}>"$WORK/$id.ctl" {PERF_ACK}<"$WORK/$id.ack"
+	echo enable >&"$PERF_CTL"
+	if read -r -t 30 reply <&"$PERF_ACK" && [ "$reply" = ack ]; then
+		return 0
+	fi
+	why_no_perf="perf kmem record did not start: $(head -c 200 "$WORK/$id.rec.out" | tr '\n' ' ')"
+	return 1
+}
+
+# perf_disable: events off (acknowledged) before the workload goes on.
+perf_disable() {
+	local reply
+	echo disable >&"$PERF_CTL"
+	read -r -t 30 reply <&"$PERF_ACK"
+}
+
+# perf_end ID: once the workload is gone, perf ends by itself.
+perf_end() {
+	exec {PERF_CTL}>&- {PERF_ACK}<&-
+	wait_pid "${PERF_PID[$1]}" 30
+}
+
+declare -A PERF_PID
+perf_started=0
+if [ $have_perf = 1 ] && perf_start perf "$PID"; then
+	perf_started=1
+fi
+ks_watch_misses ks
+ks_watch_misses ko
+wl_go w
+wait_held w || fail stat.workload "the workload never said 'held'" "$WORK/w.werr"
+[ $perf_started = 1 ] && perf_disable
+ks_check_stop stat.clean_stop ks
+[ -n "${KS_PID[ko]}" ] && ks_stop ko
+misses=$(ks_misses ks)
+misses_o=$(ks_misses ko)
+wl_go w
+wl_wait w || fail stat.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
+if [ $perf_started = 1 ]; then
+	perf_end perf
+	LC_ALL=C perf kmem -i "$WORK/perf.data" --caller stat >"$WORK/perf.stat" 2>"$WORK/perf.stat.err"
+	LC_ALL=C perf kmem -i "$WORK/perf.data" --alloc stat >"$WORK/perf.alloc" 2>>"$WORK/perf.stat.err"
+fi
+OUT=$(ks_out ks)
+
+if [ -n "${REPORTED[stat.pingpong]}" ]; then
+	:
+else
+	row=$(msg_row "$OUT")
+	pp=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $5); print $5}')
+	hit=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $4); print $4}')
+	[ "$hit" = $((PP_COUNT + MSG_COUNT + 1)) ] && [ "$pp" = "$PP_COUNT" ]
+	check $? stat.pingpong "the load_msg row has $hit hits and $pp ping-pong, expected $((PP_COUNT + MSG_COUNT + 1)) and $PP_COUNT: '$row'" "$OUT"
+fi
+
+# compare_with_perf NAME_ROWS NAME_SUMMARY FILE WHAT MISSES: identical, or
+# a SKIP when they differ and the kmemsnoop instance missed events (the
+# kernel's recursion misses count every process's: the difference may or
+# may not be one of them).
+compare_with_perf() {
+	local f=$3 m=$5
+	if [ $perf_started = 0 ]; then
+		skip "$1" "$why_no_perf"
+		skip "$2" "$why_no_perf"
+		return
+	fi
+	rows "$WORK/perf.stat" >"$WORK/perf.rows"
+	rows "$f" >"$f.rows"
+	summary "$WORK/perf.stat" >"$WORK/perf.summary"
+	summary "$f" >"$f.summary"
+	if [ -s "$WORK/perf.rows" ] && cmp -s "$WORK/perf.rows" "$f.rows"; then
+		pass "$1"
+	elif [ "$m" != 0 ]; then
+		skip "$1" "$4's rows differ from perf kmem's, and its programs missed $m events (interrupts during a run, any process): $(rows_diff "$WORK/perf.rows" "$f.rows")"
+	else
+		fail "$1" "$4's rows differ from perf kmem's: $(rows_diff "$WORK/perf.rows" "$f.rows")" "$WORK/perf.rows" "$f.rows"
+	fi
+	if [ -s "$WORK/perf.summary" ] && cmp -s "$WORK/perf.summary" "$f.summary"; then
+		pass "$2"
+	elif [ "$m" != 0 ]; then
+		skip "$2" "$4's SUMMARY differs from perf kmem's, and its programs missed $m events"
+	else
+		fail "$2" "$4's SUMMARY differs from perf kmem's: $(diff "$WORK/perf.summary" "$f.summary" | grep '^[<>]' | first_lines 4)" "$WORK/perf.summary" "$f.summary"
+	fi
+}
+
+compare_with_perf stat.perf_rows stat.perf_summary "$OUT" "kmemsnoop --stat" "$misses"
+
+if [ -z "${REPORTED[stat.replay_rows]}" ]; then
+	timeout -k 5 60 "$KMEMSNOOP" -i "$DIR" --stat --caller >"$WORK/replay" 2>"$WORK/replay.err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail_rest stat.replay_rows stat.replay_summary stat.replay_alloc_rows "kmemsnoop -i --stat exited with status $rc: $(head -c 200 "$WORK/replay.err")"
+	elif [ $perf_started = 1 ]; then
+		compare_with_perf stat.replay_rows stat.replay_summary "$WORK/replay" "kmemsnoop -i --stat" "$misses_o"
+		"$KMEMSNOOP" -i "$DIR" --stat --alloc >"$WORK/replay.alloc" 2>>"$WORK/replay.err"
+		rows "$WORK/perf.alloc" >"$WORK/perf.alloc.rows"
+		rows "$WORK/replay.alloc" >"$WORK/replay.alloc.rows"
+		if [ -s "$WORK/perf.alloc.rows" ] && cmp -s "$WORK/perf.alloc.rows" "$WORK/replay.alloc.rows"; then
+			pass stat.replay_alloc_rows
+		elif [ "$misses_o" != 0 ]; then
+			skip stat.replay_alloc_rows "the pointer rows differ from perf's, and the -o instance's programs missed $misses_o events"
+		else
+			fail stat.replay_alloc_rows "the pointer rows differ from perf kmem --alloc stat's: $(rows_diff "$WORK/perf.alloc.rows" "$WORK/replay.alloc.rows")"
+		fi
+	else
+		skip stat.replay_alloc_rows "$why_no_perf"
+		# Without perf, the replay must say what the live analysis said.
+		rows "$OUT" >"$WORK/live.rows"
+		rows "$WORK/replay" >"$WORK/replay.rows"
+		[ -s "$WORK/live.rows" ] && cmp -s "$WORK/live.rows" "$WORK/replay.rows"
+		check $? stat.replay_rows "the replay's rows differ from the live ones: $(rows_diff "$WORK/live.rows" "$WORK/replay.rows")"
+		[ "$(summary "$OUT")" = "$(summary "$WORK/replay")" ]
+		check $? stat.replay_summary "the replay's SUMMARY differs from the live one"
+	fi
+fi
+
+timeout -k 5 60 "$KMEMSNOOP" --stat 0.2 3 >"$WORK/interval" 2>"$WORK/interval.err"
+rc=$?
+n=$(grep -c '^SUMMARY (SLAB allocator)$' "$WORK/interval")
+[ $rc -eq 0 ] && [ "$n" = 3 ]
+check $? stat.interval "--stat 0.2 3 exited with status $rc after $n SUMMARY blocks (3 expected)" "$WORK/interval.err"
+
+# page_summary FILE: the SUMMARY (page allocator) block, up to order 10, but
+# its header row.
+page_summary() {
+	awk '/^SUMMARY \(page allocator\)/{s = 1} s && !/^Order / {print} s && /^ +10 / {exit}' "$1"
+}
+
+if [ $have_perf = 0 ]; then
+	skip stat.perf_page_summary "$why_no_perf"
+elif ! wl_start pg pipe 16 + msg-hold 100 1; then
+	fail stat.perf_page_summary "the workload did not start: $(head -c 200 "$WORK/pg.werr")"
+elif ! ks_start kp --stat --page -p "${WL_PID[pg]}"; then
+	fail stat.perf_page_summary "kmemsnoop --stat --page: $(ks_start_fail_why kp)"
+	wl_kill pg
+elif ! perf_start perfpage "${WL_PID[pg]}" --page; then
+	skip stat.perf_page_summary "$why_no_perf"
+	ks_stop kp
+	wl_kill pg
+else
+	wl_go pg
+	wait_held pg || fail stat.workload_pages "the workload never said 'held'" "$WORK/pg.werr"
+	perf_disable
+	ks_stop kp
+	m=$(ks_misses kp)
+	wl_go pg
+	wl_wait pg || fail stat.workload_pages "the workload failed (status ${WL_RC[pg]})" "$WORK/pg.werr"
+	perf_end perfpage
+	LC_ALL=C perf kmem -i "$WORK/perfpage.data" --page stat >"$WORK/perfpage.stat" 2>"$WORK/perfpage.err"
+	page_summary "$WORK/perfpage.stat" >"$WORK/perfpage.summary"
+	page_summary "$(ks_out kp)" >"$WORK/kp.summary"
+	if [ -s "$WORK/perfpage.summary" ] && cmp -s "$WORK/perfpage.summary" "$WORK/kp.summary"; then
+		pass stat.perf_page_summary
+	elif [ "$m" != 0 ]; then
+		skip stat.perf_page_summary "the page SUMMARY differs from perf's, and kmemsnoop's programs missed $m events (any process)"
+	else
+		fail stat.perf_page_summary "the page SUMMARY differs from perf kmem --page stat's: $(diff "$WORK/perfpage.summary" "$WORK/kp.summary" | grep '^[<>]' | first_lines 4)" "$WORK/perfpage.summary" "$WORK/kp.summary"
+	fi
+fi
+
+# Held messages: alive while held, then lifetimes of at least HOLD.
+if ! wl_start h msg-hold "$HOLD_SIZE" "$HOLD_COUNT"; then
+	fail_rest stat.alive stat.lifetime "the workload did not start: $(head -c 200 "$WORK/h.werr")"
+	finish
+fi
+PID=${WL_PID[h]}
+ks_start ka --stat --caller -l 1000 -p "$PID" || fail_rest stat.alive "kmemsnoop: $(ks_start_fail_why ka)"
+ks_start kl --stat --caller -l 1000 -p "$PID" || fail_rest stat.lifetime "kmemsnoop: $(ks_start_fail_why kl)"
+wl_go h
+if ! wait_held h; then
+	wl_kill h
+	fail_rest stat.alive stat.lifetime "the workload never said 'held'"
+	finish
+fi
+if [ -z "${REPORTED[stat.alive]}" ]; then
+	ks_stop ka
+	row=$(awk -v n=" load_msg+" '/^LIFETIMES per call site/{t = 1} t && index($0, n) == 1 && / \| /' "$(ks_out ka)" | head -n1)
+	alive=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $3); print $3}')
+	[ "$alive" = "$HOLD_COUNT" ]
+	check $? stat.alive "the load_msg lifetime row says '$alive' alive while $HOLD_COUNT are held: '$row'" "$(ks_out ka)"
+fi
+sleep "$HOLD"
+wl_go h
+wl_wait h || fail stat.workload_hold "the workload failed (status ${WL_RC[h]})" "$WORK/h.werr"
+if [ -z "${REPORTED[stat.lifetime]}" ]; then
+	ks_stop kl
+	# The histogram lines under " load_msg+...: N freed": "FROM -> TO : COUNT |...|".
+	awk '/^ load_msg\+[0-9a-f]+: [0-9]+ freed$/ {h = 1; next} h && /^$/ {h = 0}
+	h && / -> / { print $1, $5 }' "$(ks_out kl)" >"$WORK/life"
+	total=$(awk '{t += $2} END {print t + 0}' "$WORK/life")
+	# A bucket starting below 1.07 s prints in ns, us or ms, or below "1.0s".
+	short=$(awk '$2 > 0 && ($1 !~ /[0-9]s$/ || $1 ~ /[mun]s$/ || $1 + 0 < 1.0) {t += $2} END {print t + 0}' "$WORK/life")
+	[ "$total" = "$HOLD_COUNT" ] && [ "$short" = 0 ]
+	check $? stat.lifetime "$total load_msg lifetimes ($HOLD_COUNT expected), $short below 2^30 ns though held $HOLD s: $(tr '\n' ';' <"$WORK/life")" "$(ks_out kl)"
+fi
+finish
