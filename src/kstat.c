@@ -832,8 +832,9 @@ static void print_slab_table(const struct kstat *ks, bool caller, int lines,
 
 	if (!rows)
 		return;
-	qsort_r(rows, n, sizeof(*rows), slab_row_cmp,
-		(void *)(sort->nkeys ? sort : &default_slab_sort));
+	if (n > 1)
+		qsort_r(rows, n, sizeof(*rows), slab_row_cmp,
+			(void *)(sort->nkeys ? sort : &default_slab_sort));
 	dotted(out);
 	fprintf(out, " %-34s |", caller ? "Callsite" : "Alloc Ptr");
 	fprintf(out, " Total_alloc/Per | Total_req/Per   | Hit      | Ping-pong | Frag\n");
@@ -956,7 +957,8 @@ static int print_gfp_legend(const struct kstat *ks, const struct kstat_names *na
 		return header;
 	for (size_t i = 0; i < t->n; i++)
 		flags[n++] = ((const struct pagestat *)item(t, i))->gfp;
-	qsort(flags, n, sizeof(*flags), cmp_uint);
+	if (n > 1)
+		qsort(flags, n, sizeof(*flags), cmp_uint);
 	for (size_t i = 0; i < n; i++) {
 		page_gfp(names, flags[i], full, sizeof(full), compact, sizeof(compact));
 		if ((int)strlen(compact) > width)
@@ -984,9 +986,11 @@ static void print_page_table(const struct kstat *ks, bool caller, int lines,
 
 	if (!rows)
 		return;
-	memcpy(rows, t->items, t->n * sizeof(*rows));
-	qsort_r(rows, t->n, sizeof(*rows), page_row_cmp,
-		(void *)(sort->nkeys ? sort : &default_page_sort));
+	if (t->n)
+		memcpy(rows, t->items, t->n * sizeof(*rows));
+	if (t->n > 1)
+		qsort_r(rows, t->n, sizeof(*rows), page_row_cmp,
+			(void *)(sort->nkeys ? sort : &default_page_sort));
 	fputc('\n', out);
 	dotted(out);
 	if (!caller)
@@ -1129,7 +1133,8 @@ static void print_life_rows(struct life_row *rows, size_t n, const char *title,
 	char p50[16], p99[16];
 	size_t i, shown;
 
-	qsort(rows, n, sizeof(*rows), life_row_cmp);
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), life_row_cmp);
 	shown = lines < 0 ? (n < DEFAULT_EXTRA_LINES ? n : DEFAULT_EXTRA_LINES) :
 		(n < (size_t)lines ? n : (size_t)lines);
 	fprintf(out, "\n%s\n", title);
@@ -1214,8 +1219,10 @@ static void print_procs(const struct kstat *ks, const struct kstat_opts *o, FILE
 
 	if (!rows)
 		return;
-	memcpy(rows, t->items, t->n * sizeof(*rows));
-	qsort(rows, t->n, sizeof(*rows), proc_cmp);
+	if (t->n) /* an empty table's items may be NULL, which neither takes */
+		memcpy(rows, t->items, t->n * sizeof(*rows));
+	if (t->n > 1)
+		qsort(rows, t->n, sizeof(*rows), proc_cmp);
 	shown = lines < 0 ? (t->n < DEFAULT_EXTRA_LINES ? t->n : DEFAULT_EXTRA_LINES) :
 		(t->n < (size_t)lines ? t->n : (size_t)lines);
 	fprintf(out, "\nPROCESSES\n=========\n");

@@ -113,13 +113,15 @@ static int release(struct stat_sink *ss, unsigned long long until)
 {
 	size_t n = 0;
 
-	qsort(ss->pending, ss->npending, sizeof(*ss->pending), pending_cmp);
+	if (ss->npending > 1) /* none yet: pending may be NULL, which qsort must not get */
+		qsort(ss->pending, ss->npending, sizeof(*ss->pending), pending_cmp);
 	while (n < ss->npending && ss->pending[n].ev.timestamp < until) {
 		if (add(ss, &ss->pending[n].ev, ss->pending[n].cpu))
 			return -1;
 		n++;
 	}
-	memmove(ss->pending, ss->pending + n, (ss->npending - n) * sizeof(*ss->pending));
+	if (n && n < ss->npending)
+		memmove(ss->pending, ss->pending + n, (ss->npending - n) * sizeof(*ss->pending));
 	ss->npending -= n;
 	return 0;
 }
