@@ -12,9 +12,15 @@
 #                   under QEMU (tools/vmtest; downloads cached)
 #   make vmtest-arm64  the same on Debian's arm64 kernels (5.10, 6.1, 6.12 and
 #                   the newest) under qemu-system-aarch64
+#   make vmtest-dwarf  --allocinfo's file:line tags on Debian's 6.1 kernel with
+#                   its debug vmlinux (VMTEST_DWARF=1; about 280 MB to download
+#                   once; DWARF_SERIES, VMTEST_TESTS pick others)
 #   make bench      overhead against untraced runs and peer tools (root; not part of test)
 #   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
 #   make deps       install the build and test dependencies (Debian, apt-get)
+#   make install    install ./kmemsnoop, its man page, bash completion and
+#                   the kmemsnoop-exporter systemd unit (PREFIX=/usr/local,
+#                   DESTDIR honoured); make uninstall removes them
 #   make clean
 #
 # libbpf and bpftool come from the libbpf/ and bpftool/ submodules when they
@@ -117,6 +123,19 @@ CURSES_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs $(CURSES_PC) 2>/dev/null),-lncu
 MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(or $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null),-lmicrohttpd) -lpthread
 
+# --- protobuf-c (the --pprof profiles) ------------------------------------------------
+# src/pprof.proto becomes C at build time (protoc-c), in $(OUTPUT).
+PROTOC_C ?= protoc-c
+PROTOBUF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libprotobuf-c 2>/dev/null)
+PROTOBUF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null),-lprotobuf-c)
+PB_SRC := $(OUTPUT)/pprof.pb-c.c
+PB_HDR := $(OUTPUT)/pprof.pb-c.h
+# The static build links libprotobuf-c.a when this system (or the cross
+# sysroot) has it, else pprof_none.c, whose --pprof says why it cannot.
+MULTIARCH := $(if $(CROSS),$(patsubst %-,%,$(CROSS)),$(shell $(CC) -print-multiarch 2>/dev/null))
+PROTOBUF_A := $(firstword $(wildcard $(SYSROOT)/usr/lib/$(MULTIARCH)/libprotobuf-c.a \
+	$(SYSROOT)/usr/lib/libprotobuf-c.a $(SYSROOT)/usr/lib64/libprotobuf-c.a))
+
 # --- static linking ------------------------------------------------------------
 # The static libraries behind libbpf, libdw and ncurses: pkg-config --static
 # knows what this system's need (libelf: zlib; libdw: bzip2, lzma...).
@@ -137,20 +156,25 @@ APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/kernel_fea
 	src/pfn.c src/record.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c \
 	src/gfp.c src/stream.c src/allocinfo.c src/aitable.c src/alloctag.c src/srcline.c \
 	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c src/kstat.c \
-	src/statsink.c src/metrics.c src/exporter.c src/json.c src/histjson.c src/httpd.c
+	src/statsink.c src/statbpf.c src/metrics.c src/exporter.c src/json.c src/histjson.c src/httpd.c \
+	src/pprof.c src/cgpath.c src/memcg.c src/budget.c src/cpuloss.c src/recheader.c \
+	src/reorder.c src/ordersink.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
-APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS))
-LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+# The generated protobuf-c code goes with every set of objects.
+APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS)) $(OUTPUT)/pprof.pb-c.o
+LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS)) $(OUTPUT)/pprof.pb-c.o
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all test unit run deps clean vmlinux bench static vmtest static-arm64 vmtest-arm64
+.PHONY: all test unit run deps clean vmlinux bench static vmtest static-arm64 vmtest-arm64 \
+	install uninstall vmtest-dwarf soak
 .DELETE_ON_ERROR:
 
 all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload \
 	tests/bpf_progs
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
-	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) -lm -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) \
+		$(MHD_LIBS) $(PROTOBUF_LIBS) -lm -o $@
 
 # The BPF objects, each with its bpftool-generated skeleton: the main one,
 # and the small one that calibrates page frame numbers.
@@ -162,6 +186,15 @@ $(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS) 
 
 $(OUTPUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
 $(OUTPUT)/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
+
+$(PB_SRC) $(PB_HDR) &: src/pprof.proto | $(OUTPUT)
+	$(PROTOC_C) --proto_path=src --c_out=$(OUTPUT) $<
+
+$(OUTPUT)/pprof.o: $(PB_HDR)
+$(OUTPUT)/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
+
+$(OUTPUT)/pprof.pb-c.o: $(PB_SRC) $(PB_HDR)
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(PROTOBUF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/%.bpf.o: src/bpf/%.bpf.c $(wildcard src/bpf/*.h) $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
@@ -184,9 +217,10 @@ $(LIBBPF_A):
 $(OUTPUT)/bpftool/bootstrap/bpftool:
 	$(MAKE) -C bpftool/src OUTPUT=$(abspath $(OUTPUT)/bpftool)/ bootstrap
 
-tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP)
-	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) \
-		$(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) -lm -o $@
+tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP) $(PB_HDR)
+	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(PROTOBUF_CFLAGS) -Itests/unit $(UNIT_SRCS) \
+		$(LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) \
+		$(PROTOBUF_LIBS) -lm -o $@
 
 # Executables at fixed addresses for the source line tests: one with DWARF
 # (-g whatever CFLAGS say), one without.
@@ -216,11 +250,16 @@ $(TEST_BIN)/workload: tests/workload.c
 # this binary runs in the test VMs' initramfs and on machines without libbpf.
 # Without the HTTP server of --listen: Debian's libmicrohttpd needs GnuTLS,
 # whose p11-kit has no static library (httpd_none.c says so at run time).
+# --pprof: libprotobuf-c.a if there is one, else pprof_none.c.
 STATIC_OBJS := $(filter-out $(OUTPUT)/httpd.o,$(APP_OBJS)) $(OUTPUT)/httpd_none.o
+ifeq ($(PROTOBUF_A),)
+STATIC_OBJS := $(filter-out $(OUTPUT)/pprof.o $(OUTPUT)/pprof.pb-c.o,$(STATIC_OBJS)) \
+	$(OUTPUT)/pprof_none.o
+endif
 
 $(STATIC_KMEMSNOOP): $(STATIC_OBJS) $(LIBBPF_DEP)
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -static $(STATIC_OBJS) $(STATIC_LIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) -static $(STATIC_OBJS) $(PROTOBUF_A) $(STATIC_LIBS) -o $@
 	@if $(READELF) -d $@ | grep -q NEEDED; then \
 		echo "kmemsnoop: $@ still needs shared libraries:" >&2; $(READELF) -d $@ | grep NEEDED >&2; \
 		rm -f $@; exit 1; fi
@@ -249,6 +288,13 @@ test: all $(STATIC_KMEMSNOOP) $(if $(filter 0,$(VMTEST)),,static-arm64)
 vmtest: $(STATIC_KMEMSNOOP) tests/workload tests/bpf_progs
 	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tools/vmtest
 
+# The kernel's debug vmlinux in the VM: test_dwarf_kernel checks the tags
+# against the lines its DWARF gives (tools/dwarf-expect).
+DWARF_SERIES ?= 6.1
+vmtest-dwarf: $(STATIC_KMEMSNOOP) tests/workload tests/bpf_progs
+	VMTEST_DWARF=1 VMTEST_TESTS="$${VMTEST_TESTS:-test_dwarf_kernel}" \
+		KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tools/vmtest $(DWARF_SERIES)
+
 # Benchmark programs: the workloads and the empty-program floor.
 BENCH_PROGS := bench/churn bench/floor
 
@@ -267,6 +313,16 @@ bench/floor: bench/floor.c $(OUTPUT)/floor.skel.h $(LIBBPF_DEP)
 bench: all $(BENCH_PROGS)
 	bench/overhead.sh
 
+# A long mixed allocation load (stress-ng and the workload) under three
+# kmemsnoop instances at once: memory levels off, nothing lost or lost
+# and said, the recording complete and equal to the kernel's own trace of
+# the workload, every BPF object gone at the end (tests/soak.sh,
+# docs/SOAK.md).  Root; SOAK_SECONDS=90 for a short one.
+SOAK_SECONDS ?= 600
+
+soak: all
+	SOAK_SECONDS=$(SOAK_SECONDS) tests/soak.sh
+
 deps:
 	tools/install-deps.sh
 
@@ -276,6 +332,43 @@ run: deps
 
 vmlinux:
 	tools/gen-vmlinux-h.sh
+
+# --- installing ---------------------------------------------------------------
+# The GNU directory variables: PREFIX (default /usr/local), DESTDIR for a
+# staging root, each directory overridable.  sbin: kmemsnoop needs root (or
+# its capabilities).  SYSCONFDIR is /etc for PREFIX=/usr, else PREFIX/etc:
+# the unit reads its optional settings from there.  The unit is written from
+# its template at each install, so that ExecStart= names the binary that
+# this install puts in place, whatever PREFIX was, and so is the bash
+# completion, which falls back on that binary (straight into place:
+# make install writes nothing in the source tree, which may be another
+# user's).
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+INSTALL ?= install
+UNIT := kmemsnoop-exporter.service
+
+# install_template IN,OUT: IN with the installed paths filled in, mode 644.
+install_template = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	$(1) > $(2) && chmod 644 $(2)
+
+install: kmemsnoop
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
+	$(INSTALL) -m 755 kmemsnoop $(DESTDIR)$(SBINDIR)/kmemsnoop
+	$(INSTALL) -m 644 man/kmemsnoop.8 $(DESTDIR)$(MANDIR)/man8/kmemsnoop.8
+	$(call install_template,dist/kmemsnoop.bash.in,$(DESTDIR)$(BASHCOMPDIR)/kmemsnoop)
+	$(call install_template,dist/$(UNIT).in,$(DESTDIR)$(SYSTEMDUNITDIR)/$(UNIT))
+
+# The files only: the directories may hold others' files.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/kmemsnoop $(DESTDIR)$(MANDIR)/man8/kmemsnoop.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/kmemsnoop $(DESTDIR)$(SYSTEMDUNITDIR)/$(UNIT)
 
 clean:
 	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
@@ -296,8 +389,8 @@ SAN_OUT := $(OUTPUT)/sanitize
 SAN_CC ?= clang
 SAN_CFLAGS ?= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
-SAN_OBJS := $(patsubst src/%.c,$(SAN_OUT)/%.o,$(APP_SRCS))
-SAN_LIB_OBJS := $(patsubst src/%.c,$(SAN_OUT)/%.o,$(LIB_SRCS))
+SAN_OBJS := $(patsubst src/%.c,$(SAN_OUT)/%.o,$(APP_SRCS)) $(SAN_OUT)/pprof.pb-c.o
+SAN_LIB_OBJS := $(patsubst src/%.c,$(SAN_OUT)/%.o,$(LIB_SRCS)) $(SAN_OUT)/pprof.pb-c.o
 
 .PHONY: sanitize
 
@@ -307,17 +400,24 @@ $(SAN_OUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS)
 
 $(SAN_OUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
 $(SAN_OUT)/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
+$(SAN_OUT)/pprof.o: $(PB_HDR)
+$(SAN_OUT)/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
+
+$(SAN_OUT)/pprof.pb-c.o: $(PB_SRC) $(PB_HDR)
+	@mkdir -p $(@D)
+	$(SAN_CC) $(SAN_CFLAGS) $(USER_CFLAGS) $(PROTOBUF_CFLAGS) -c $< -o $@
 
 $(SAN_OUT)/kmemsnoop: $(SAN_OBJS) $(LIBBPF_DEP)
 	$(SAN_CC) $(SAN_CFLAGS) $(LDFLAGS) $(SAN_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz \
-		$(CURSES_LIBS) $(MHD_LIBS) -lm -o $@
+		$(CURSES_LIBS) $(MHD_LIBS) $(PROTOBUF_LIBS) -lm -o $@
 
 # In tests/unit like the plain one: the unit tests find their fixtures one up.
 SAN_UNIT := tests/unit/unit_tests-sanitize
 
-$(SAN_UNIT): $(UNIT_SRCS) $(SAN_LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP)
-	$(SAN_CC) $(SAN_CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -Itests/unit $(UNIT_SRCS) \
-		$(SAN_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) -lm -o $@
+$(SAN_UNIT): $(UNIT_SRCS) $(SAN_LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP) $(PB_HDR)
+	$(SAN_CC) $(SAN_CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(PROTOBUF_CFLAGS) -Itests/unit \
+		$(UNIT_SRCS) $(SAN_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) \
+		$(MHD_LIBS) $(PROTOBUF_LIBS) -lm -o $@
 
 sanitize: $(SAN_OUT)/kmemsnoop $(SAN_UNIT) tests/dwarf_fixture tests/nodwarf_fixture tests/workload
 	SAN_KMEMSNOOP=$(abspath $(SAN_OUT)/kmemsnoop) SAN_UNIT=$(abspath $(SAN_UNIT)) \
@@ -340,7 +440,7 @@ FUZZ_TARGETS ?= record tracedir ksyms options
 FUZZ_OUT := $(OUTPUT)/fuzz
 FUZZ_CFLAGS ?= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
-FUZZ_LIB_OBJS := $(patsubst src/%.c,$(FUZZ_OUT)/%.o,$(LIB_SRCS))
+FUZZ_LIB_OBJS := $(patsubst src/%.c,$(FUZZ_OUT)/%.o,$(LIB_SRCS)) $(FUZZ_OUT)/pprof.pb-c.o
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 
 .PHONY: fuzz
@@ -354,10 +454,17 @@ $(FUZZ_OUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS
 
 $(FUZZ_OUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
 $(FUZZ_OUT)/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
+$(FUZZ_OUT)/pprof.o: $(PB_HDR)
+$(FUZZ_OUT)/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
+
+$(FUZZ_OUT)/pprof.pb-c.o: $(PB_SRC) $(PB_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(USER_CFLAGS) $(PROTOBUF_CFLAGS) -c $< -o $@
 
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(LIBBPF_DEP)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(USER_CFLAGS) $(LIBBPF_CFLAGS) $< \
-		$(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) -lm -o $@
+		$(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) \
+		$(PROTOBUF_LIBS) -lm -o $@
 
 fuzz: $(FUZZ_BINS)
 	FUZZ_OUT=$(abspath $(FUZZ_OUT)) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_TARGETS)

@@ -14,8 +14,10 @@
 # Run as root after make: sudo make bench.  Environment:
 #   ROUNDS (5), SECONDS_PER_RUN (3), WORKLOADS ("openclose pages threads"),
 #   VARIANTS (all available of: untraced floor text binary allocinfo hist
-#   live both ftrace perf bpftrace; "both" is --hist --allocinfo in one
-#   run), KEEP=1 keeps the scratch directory.
+#   live both stat statstream ftrace perf bpftrace; "both" is --hist
+#   --allocinfo in one run, "stat" --stat --caller (counted in BPF maps),
+#   "statstream" the same with --stat-stream (every event streamed to user
+#   space)), KEEP=1 keeps the scratch directory.
 #   BASELINE=PATH: another kmemsnoop binary (e.g. a build of the previous
 #   commit); each kmemsnoop variant V then also runs with it as V@base, in
 #   the same rounds, so that a change is measured against its parent on
@@ -50,7 +52,7 @@ has_mode() { "$KS" --help 2>/dev/null | grep -q -- "--$1"; }
 
 # Variants run by kmemsnoop, whose @base twins run BASELINE.
 is_kmemsnoop_variant() {
-	case ${1%@base} in text | binary | allocinfo | hist | live | both | stat) return 0 ;; esac
+	case ${1%@base} in text | binary | allocinfo | hist | live | both | stat | statstream) return 0 ;; esac
 	return 1
 }
 
@@ -60,6 +62,7 @@ available_variants() {
 	has_mode hist && v+=(hist live) || echo "bench: kmemsnoop has no --hist yet" >&2
 	"$KS" --hist --allocinfo -d 0.1 >/dev/null 2>&1 && v+=(both)
 	has_mode stat && v+=(stat)
+	has_mode stat-stream && v+=(statstream)
 	if mountpoint -q "$TRACEFS" || mount -t tracefs nodev "$TRACEFS" 2>/dev/null; then
 		v+=(ftrace)
 	else
@@ -96,8 +99,10 @@ start_kmemsnoop() {
 	# The live view drawn into /dev/null: its two tables count by key.
 	live) TERM=xterm "$ks" --hist --live >/dev/null 2>"$err" & ;;
 	both) "$ks" --hist --allocinfo >/dev/null 2>"$err" & ;;
-	# --stat: every slab event through the stream into the tables.
+	# --stat: the slab tables counted in BPF maps.
 	stat) "$ks" --stat --caller >/dev/null 2>"$err" & ;;
+	# --stat-stream: every slab event through the stream into the tables.
+	statstream) "$ks" --stat --caller --stat-stream >/dev/null 2>"$err" & ;;
 	esac
 	PID=$!
 	wait_for "$err" Tracing
@@ -109,7 +114,7 @@ stop_kmemsnoop() {
 	kill -INT "$PID"
 	wait "$PID"
 	case ${1%@base} in
-	text | binary | stat)
+	text | binary | statstream)
 		COUNTS=$(sed -n 's/^kmemsnoop: \([0-9]*\) events written, \([0-9]*\) lost.*/\1 \2/p' "$err")
 		[ -n "$COUNTS" ] || { echo "bench: no summary from kmemsnoop:" >&2; cat "$err" >&2; return 1; } ;;
 	*) COUNTS="- -" ;;
@@ -197,7 +202,7 @@ run_variant() {
 		start_kmemsnoop "${v%@base}" "$BASELINE" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
-	text | binary | allocinfo | hist | live | both)
+	text | binary | allocinfo | hist | live | both | stat | statstream)
 		start_kmemsnoop "$v" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
@@ -227,6 +232,8 @@ label() {
 	hist) echo "kmemsnoop --hist" ;;
 	live) echo "kmemsnoop --hist live view" ;;
 	both) echo "kmemsnoop --hist --allocinfo" ;;
+	stat) echo "kmemsnoop --stat --caller (BPF maps)" ;;
+	statstream) echo "kmemsnoop --stat --caller --stat-stream" ;;
 	ftrace) echo "ftrace, trace_pipe" ;;
 	perf) echo "perf kmem record" ;;
 	bpftrace) echo "bpftrace, count()" ;;

@@ -24,6 +24,7 @@
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
 #include "mode.h"
+#include "pprof.h"
 #include "session.h"
 #include "sources.h"
 
@@ -40,6 +41,7 @@ struct allocinfo {
 	struct aitable *table;
 	struct kmemsnoop_bpf *skel; /* of the reading in progress */
 	bool symbols_fresh; /* kallsyms read again since the programs loaded */
+	struct pprof *pprof; /* --pprof, else NULL */
 };
 
 /* --- set-up --------------------------------------------------------------------- */
@@ -63,7 +65,8 @@ struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, 
 	ai->ncpus = ncpus;
 	ai->atomics = atomics;
 	ai->tags = alloctag_new(env->vmlinux, env->verbose, err, err_size);
-	if (!ai->tags) {
+	/* =total traces no frees: nothing is known to be in use. */
+	if (!ai->tags || (env->pprof && !(ai->pprof = pprof_new(!env->ai_total, err, err_size)))) {
 		allocinfo_free(ai);
 		return NULL;
 	}
@@ -76,6 +79,7 @@ void allocinfo_free(struct allocinfo *ai)
 		return;
 	aitable_free(ai->table);
 	alloctag_free(ai->tags);
+	pprof_free(ai->pprof);
 	free(ai);
 }
 
@@ -105,6 +109,7 @@ void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool
 	ro->do_allocinfo = true;
 	ro->ai_total = env->ai_total;
 	ro->ai_stacks = env->ai_stacks;
+	ro->ai_alloc_totals = env->pprof && !env->ai_total;
 	if (atomics) {
 		__u32 buckets = env->ai_total ? 1 : table_buckets(env->ai_max_ptrs);
 
@@ -214,6 +219,76 @@ static int describe(void *ctx, __u64 key, struct ai_site_text *text)
 	return 0;
 }
 
+/* --- --pprof: site keys to locations ------------------------------------------------- */
+
+#define NAME_MAX_LEN 512
+
+/* The profile's location of addr (a call site, or a frame of a stack),
+ * symbolized on first sight; 0 when out of memory. */
+static uint64_t pprof_loc(struct allocinfo *ai, unsigned long long addr, bool site)
+{
+	struct srcline_frame frames[SRCLINE_MAX_INLINE];
+	struct pprof_line lines[SRCLINE_MAX_INLINE] = { { 0 } };
+	const char *sym, *module;
+	char outer[NAME_MAX_LEN];
+	uint64_t id = pprof_location(ai->pprof, addr);
+	int n;
+
+	if (id)
+		return id;
+	n = alloctag_chain(ai->tags, addr, site, frames, &sym, &module);
+	for (int i = 0; i < n; i++)
+		lines[i] = (struct pprof_line){
+			.func = frames[i].func ? frames[i].func : sym,
+			.file = frames[i].file,
+			.line = frames[i].line,
+		};
+	n = n ? n : 1;
+	/* The function holding addr goes by its symbol, as in --folded
+	 * ("func [module]"): DWARF names a clone (.isra.0) by its origin. */
+	alloctag_func(ai->tags, addr, outer, sizeof(outer));
+	lines[n - 1].func = outer;
+	return pprof_add_location(ai->pprof, addr, lines, n);
+}
+
+/* A key's sample: the call site, the caller found in a page's stack, or
+ * with --stacks every frame after the tracing machinery (innermost first,
+ * the table's frames).  0, or -ENOMEM. */
+static int pprof_row(struct allocinfo *ai, __u64 key, const long long values[PPROF_VALUES])
+{
+	unsigned long long ips[KMT_AI_MAX_FRAMES];
+	uint64_t locs[KMT_AI_MAX_FRAMES];
+	int n = 0, depth, call;
+
+	if (key >= KMT_AI_STACK_KEY_LIMIT) {
+		locs[n++] = pprof_loc(ai, key, true);
+	} else {
+		depth = read_stack(ai->skel, (__u32)key, ips,
+				   ai->env->ai_stacks ? KMT_AI_MAX_FRAMES : KMT_AI_PAGE_FRAMES);
+		call = alloctag_call_frame(ai->tags, ips, depth);
+		if (ai->env->ai_stacks)
+			for (int i = alloctag_first_frame(ai->tags, ips, depth); i < depth; i++)
+				locs[n++] = pprof_loc(ai, ips[i], false);
+		else if (depth) /* a stack of allocator frames only: its outermost */
+			locs[n++] = pprof_loc(ai, ips[call < depth ? call : depth - 1], true);
+	}
+	for (int i = 0; i < n; i++)
+		if (!locs[i])
+			return -ENOMEM;
+	return pprof_add_sample(ai->pprof, locs, n, values);
+}
+
+int allocinfo_write_pprof(struct allocinfo *ai, char *err, size_t err_size)
+{
+	struct timespec now;
+
+	if (!ai->pprof)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return pprof_write(ai->pprof, ai->env->pprof, now.tv_sec * 1000000000LL + now.tv_nsec,
+			   err, err_size);
+}
+
 /* --- reading the maps -------------------------------------------------------------- */
 
 /* The counts of a site key, per CPU: from ai_counts at its index (with
@@ -242,17 +317,29 @@ static int read_rows(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
 		return -ENOMEM;
 	ai->skel = skel;
 	aitable_begin(ai->table);
+	if (ai->pprof)
+		pprof_begin(ai->pprof);
 	while (!err && !bpf_map_get_next_key(fd, prev, &key)) {
-		long long bytes = 0, calls = 0;
+		long long v[PPROF_VALUES] = { 0 };
 
 		prev = &key;
 		if (read_counts(ai, skel, key, per_cpu))
 			continue;
 		for (int cpu = 0; cpu < ai->ncpus; cpu++) {
-			bytes += per_cpu[cpu].bytes;
-			calls += per_cpu[cpu].calls;
+			v[PPROF_INUSE_SPACE] += per_cpu[cpu].bytes;
+			v[PPROF_INUSE_OBJECTS] += per_cpu[cpu].calls;
+			v[PPROF_ALLOC_SPACE] += per_cpu[cpu].alloc_bytes;
+			v[PPROF_ALLOC_OBJECTS] += per_cpu[cpu].alloc_calls;
 		}
-		err = aitable_add(ai->table, key, bytes, calls);
+		if (ai->env->ai_total) { /* nothing subtracts: all of it was allocated */
+			v[PPROF_ALLOC_SPACE] = v[PPROF_INUSE_SPACE];
+			v[PPROF_ALLOC_OBJECTS] = v[PPROF_INUSE_OBJECTS];
+		}
+		/* The table's bytes and calls: outstanding (with =total,
+		 * allocated: no free subtracts). */
+		err = aitable_add(ai->table, key, v[PPROF_INUSE_SPACE], v[PPROF_INUSE_OBJECTS]);
+		if (!err && ai->pprof)
+			err = pprof_row(ai, key, v);
 	}
 	free(per_cpu);
 	return err;
@@ -443,6 +530,7 @@ static int print_now(struct allocinfo_mode *am)
 	struct session *s = am->mode.session;
 	int ret = (s->env->json ? print_json : allocinfo_print)(am->ai, s->skel, session_missed(s),
 								stdout);
+	char why[512];
 
 	if (ret == -EPIPE) {
 		am->output_gone = true;
@@ -450,6 +538,8 @@ static int print_now(struct allocinfo_mode *am)
 	}
 	if (ret)
 		return session_fail(s, "writing output: %s", strerror(-ret));
+	if (allocinfo_write_pprof(am->ai, why, sizeof(why)))
+		return session_fail(s, "--pprof: %s", why);
 	return MODE_OK;
 }
 

@@ -44,6 +44,10 @@ int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned l
 int allocinfo_read(struct allocinfo *ai, struct kmemsnoop_bpf *skel, ai_row_fn fn, void *ctx,
 		   struct kmt_ai_stats *st);
 
+/* --pprof: the last reading, as a pprof heap profile, to its file.  0, or
+ * -1 with a one-line reason in err (also 0 without --pprof). */
+int allocinfo_write_pprof(struct allocinfo *ai, char *err, size_t err_size);
+
 /* What could not be tracked, on stderr. */
 void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel);
 

@@ -150,7 +150,7 @@ size_t alloctag_notes_build_id(const unsigned char *notes, size_t len, const uns
 }
 
 /* The running kernel's build id, into id; 0 when it cannot be read. */
-static size_t running_build_id(unsigned char *id, size_t size)
+size_t alloctag_running_build_id(unsigned char *id, size_t size)
 {
 	unsigned char notes[4096];
 	const unsigned char *p;
@@ -176,7 +176,7 @@ static int check_build_id(struct srcline *d, const char *path, char *err, size_t
 {
 	unsigned char running[64];
 	const unsigned char *bits;
-	size_t rlen = running_build_id(running, sizeof(running));
+	size_t rlen = alloctag_running_build_id(running, sizeof(running));
 	int len = srcline_build_id(d, &bits);
 
 	if (!rlen)
@@ -392,4 +392,19 @@ size_t alloctag_func(struct alloctag *t, unsigned long long addr, char *buf, siz
 	if (module_of(s))
 		return clamp(snprintf(buf, size, "%s [%s]", s->name, s->module), size);
 	return clamp(snprintf(buf, size, "%s", s->name), size);
+}
+
+int alloctag_chain(struct alloctag *t, unsigned long long addr, bool site,
+		   struct srcline_frame *frames, const char **sym, const char **module)
+{
+	const struct ksym *s = ksyms_find(t->ksyms, addr);
+	int n = lookup_call(t, s, addr, frames), first;
+
+	*sym = s ? s->name : NULL;
+	*module = module_of(s);
+	if (!site || n <= 0)
+		return n > 0 ? n : 0;
+	first = alloctag_pick_inline(frames, n);
+	memmove(frames, frames + first, (size_t)(n - first) * sizeof(*frames));
+	return n - first;
 }

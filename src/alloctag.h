@@ -45,6 +45,16 @@ size_t alloctag_frame(struct alloctag *t, unsigned long long addr, char *buf, si
 /* A frame of --folded: the function name ("func" or "func [module]"). */
 size_t alloctag_func(struct alloctag *t, unsigned long long addr, char *buf, size_t size);
 
+/*
+ * --pprof: the inline chain of the call that returns to addr, innermost
+ * first, in frames (SRCLINE_MAX_INLINE; from DWARF, 0 frames without),
+ * and the symbol holding addr in *sym and its module in *module (NULL:
+ * none, the kernel itself).  site: addr is an allocation's call site; the
+ * chain then starts past the inlined allocator wrappers, as its tag does.
+ */
+int alloctag_chain(struct alloctag *t, unsigned long long addr, bool site,
+		   struct srcline_frame *frames, const char **sym, const char **module);
+
 /* --- the pure parts, for tests ------------------------------------------- */
 
 /* What a tag is made of: file is NULL without DWARF, sym NULL when unknown. */
@@ -75,5 +85,9 @@ int alloctag_pick_inline(const struct srcline_frame *frames, int n);
 
 /* The GNU build id in a buffer of ELF notes (/sys/kernel/notes); 0 if none. */
 size_t alloctag_notes_build_id(const unsigned char *notes, size_t len, const unsigned char **id);
+
+/* The running kernel's build id (from /sys/kernel/notes) into id; its
+ * length, 0 if none or longer than size. */
+size_t alloctag_running_build_id(unsigned char *id, size_t size);
 
 #endif

@@ -7,14 +7,21 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "binin.h"
+#include "gfp.h"
 #include "kmemtrace.h"
+#include "recheader.h"
 #include "record.h"
 #include "sink.h"
+
+/* Larger than any header or gfp file kmemsnoop writes, by far. */
+#define SMALL_FILE_MAX (1 << 20)
 
 struct cpu_file {
 	int cpu; /* from the file's name */
@@ -41,7 +48,8 @@ __attribute__((format(printf, 2, 3))) static int fail(struct trace_dir *td, cons
 	return -1;
 }
 
-static int read_whole(const char *path, char **data, size_t *size)
+/* path whole, at most max bytes (more: -1, EFBIG); -1 with errno set. */
+static int read_whole(const char *path, size_t max, char **data, size_t *size)
 {
 	FILE *f = fopen(path, "r");
 	size_t cap = 1 << 16, len = 0, n;
@@ -55,6 +63,12 @@ static int read_whole(const char *path, char **data, size_t *size)
 	}
 	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
 		len += n;
+		if (len > max) {
+			fclose(f);
+			free(buf);
+			errno = EFBIG;
+			return -1;
+		}
 		if (len == cap) {
 			char *bigger = realloc(buf, cap * 2);
 
@@ -145,7 +159,7 @@ static int load_dir(const char *dir, struct trace_dir *td)
 		memset(cf, 0, sizeof(*cf));
 		cf->cpu = cpu;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (read_whole(path, &cf->data, &cf->size)) {
+		if (read_whole(path, SIZE_MAX, &cf->data, &cf->size)) {
 			ret = fail(td, "%s: %s", path, strerror(errno));
 			break;
 		}
@@ -221,19 +235,28 @@ static int merge(struct trace_dir *td, struct sink *sink)
 	return ret < 0 ? -1 : 0;
 }
 
-int binin_replay(const char *dir, struct sink *sink, struct binin_losses *lost, char *err,
-		 size_t err_size)
+int binin_check(const char *dir, char *err, size_t err_size)
 {
 	struct trace_dir td = { .err = err, .err_size = err_size };
 	unsigned long long version;
-	struct sink_losses none = { 0 };
-	int ret;
 
-	memset(lost, 0, sizeof(*lost));
 	if (read_number(dir, "abi_version", &version))
 		return fail(&td, "%s: no readable abi_version: not a kmemtrace directory", dir);
 	if (version < 1 || version > KMT_ABI_VERSION)
 		return fail(&td, "%s: unsupported kmemtrace ABI version %llu", dir, version);
+	return 0;
+}
+
+int binin_replay(const char *dir, struct sink *sink, struct binin_losses *lost, char *err,
+		 size_t err_size)
+{
+	struct trace_dir td = { .err = err, .err_size = err_size };
+	struct sink_losses none = { 0 };
+	int ret;
+
+	memset(lost, 0, sizeof(*lost));
+	if (binin_check(dir, err, err_size))
+		return -1;
 	ret = load_dir(dir, &td);
 	if (!ret && sink->ops->begin(sink) < 0)
 		ret = fail(&td, "%s", sink->err);
@@ -245,5 +268,71 @@ int binin_replay(const char *dir, struct sink *sink, struct binin_losses *lost, 
 		ret = fail(&td, "%s", sink->err);
 	read_number(dir, "total_overruns", &lost->bytes);
 	read_number(dir, "total_overrun_events", &lost->events);
+	return ret;
+}
+
+/* DIR/name whole: 1, 0 when there is no such file, -1 with a reason in err. */
+static int read_small(const char *dir, const char *name, char **data, size_t *size, char *err,
+		      size_t err_size)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (stat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* Not a FIFO to wait on, nor a device or a huge file to read whole. */
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, err_size, "%s: not a regular file", path);
+		return -1;
+	}
+	errno = 0;
+	if (read_whole(path, SMALL_FILE_MAX, data, size)) {
+		if (errno == EFBIG)
+			snprintf(err, err_size, "%s: too large for a %s file (over %d bytes)", path,
+				 name, SMALL_FILE_MAX);
+		else
+			snprintf(err, err_size, "%s: %s", path, strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 1;
+}
+
+int binin_header(const char *dir, struct rec_header *h, char *err, size_t err_size)
+{
+	char why[256], *data;
+	size_t size;
+	int ret = read_small(dir, "header", &data, &size, err, err_size);
+
+	if (ret <= 0)
+		return ret;
+	if (recheader_parse(data, size, h, why, sizeof(why))) {
+		snprintf(err, err_size, "%s/header: %s", dir, why);
+		ret = -1;
+	}
+	free(data);
+	return ret;
+}
+
+int binin_gfp(const char *dir, struct gfp_names **names, char *err, size_t err_size)
+{
+	char why[256], *data;
+	size_t size;
+	int ret = read_small(dir, "gfp", &data, &size, err, err_size);
+
+	*names = NULL;
+	if (ret <= 0)
+		return ret;
+	*names = gfp_names_parse(data, size, why, sizeof(why));
+	if (!*names) {
+		snprintf(err, err_size, "%s/gfp: %s (without the file, the running kernel's "
+			 "names are used)", dir, why);
+		ret = -1;
+	}
+	free(data);
 	return ret;
 }

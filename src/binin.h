@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+struct gfp_names;
+struct rec_header;
 struct sink;
 
 /* What the recording says it lost when it was made. */
@@ -12,6 +14,10 @@ struct binin_losses {
 	unsigned long long events;
 	unsigned long long bytes;
 };
+
+/* DIR's abi_version names a version this kmemsnoop reads: 0, or -1 with a
+ * one-line reason in err (not a recording, or a newer one). */
+int binin_check(const char *dir, char *err, size_t err_size);
 
 /*
  * Feeds every record of DIR/cpu* to sink, merged across CPUs in time
@@ -21,5 +27,19 @@ struct binin_losses {
  */
 int binin_replay(const char *dir, struct sink *sink, struct binin_losses *lost, char *err,
 		 size_t err_size);
+
+/*
+ * DIR/header (recheader.h): 1 when read into h, 0 when the recording has
+ * none (made before kmemsnoop wrote one), -1 with a one-line reason in err
+ * when it cannot be read or is not a header.
+ */
+int binin_header(const char *dir, struct rec_header *h, char *err, size_t err_size);
+
+/*
+ * DIR/gfp, the recorded kernel's GFP flag names (gfp.h): 1 with the table
+ * in *names (free with gfp_names_free), 0 when the recording has none, -1
+ * with a one-line reason in err.
+ */
+int binin_gfp(const char *dir, struct gfp_names **names, char *err, size_t err_size);
 
 #endif

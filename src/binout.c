@@ -20,10 +20,12 @@
 #include <unistd.h>
 
 #include "binout.h"
+#include "budget.h"
+#include "gfp.h"
 #include "kmemsnoop.h"
+#include "recheader.h"
 #include "sink.h"
 
-#define FILE_BUFFER (1 << 20)
 #define DIR_MODE 0700
 #define FILE_MODE 0600
 
@@ -32,6 +34,7 @@ struct binout {
 	int dirfd;
 	int ncpus;
 	FILE **cpu;
+	char **buffer; /* cpu[i]'s stdio buffer: glibc ignores setvbuf's size without one */
 };
 
 /* Opens (creating or truncating) name in the directory, mode FILE_MODE. */
@@ -113,12 +116,15 @@ static int open_dir(const char *dir, char *err, size_t err_size)
 
 static void close_all(struct binout *bo)
 {
-	for (int i = 0; i < bo->ncpus; i++)
+	for (int i = 0; i < bo->ncpus; i++) {
 		if (bo->cpu[i])
 			fclose(bo->cpu[i]);
+		free(bo->buffer[i]);
+	}
 	if (bo->dirfd >= 0)
 		close(bo->dirfd);
 	free(bo->cpu);
+	free(bo->buffer);
 	free(bo->dir);
 	free(bo);
 }
@@ -126,12 +132,16 @@ static void close_all(struct binout *bo)
 struct binout *binout_open(const char *dir, int ncpus, char *err, size_t err_size)
 {
 	struct binout *bo = calloc(1, sizeof(*bo));
+	size_t buffer_size = budget_file_buffer(ncpus);
 	char name[32];
 
-	if (!bo || !(bo->cpu = calloc(ncpus, sizeof(FILE *))) || !(bo->dir = strdup(dir))) {
+	if (!bo || !(bo->cpu = calloc(ncpus, sizeof(FILE *))) ||
+	    !(bo->buffer = calloc(ncpus, sizeof(char *))) || !(bo->dir = strdup(dir))) {
 		snprintf(err, err_size, "out of memory");
-		if (bo)
+		if (bo) {
 			free(bo->cpu);
+			free(bo->buffer);
+		}
 		free(bo);
 		return NULL;
 	}
@@ -146,7 +156,12 @@ struct binout *binout_open(const char *dir, int ncpus, char *err, size_t err_siz
 			snprintf(err, err_size, "cannot write %s/%s: %s", dir, name, strerror(errno));
 			goto fail;
 		}
-		setvbuf(bo->cpu[i], NULL, _IOFBF, FILE_BUFFER);
+		bo->buffer[i] = malloc(buffer_size);
+		if (!bo->buffer[i]) {
+			snprintf(err, err_size, "out of memory");
+			goto fail;
+		}
+		setvbuf(bo->cpu[i], bo->buffer[i], _IOFBF, buffer_size);
 	}
 	if (write_text_file(bo, "abi_version", KMT_ABI_VERSION, err, err_size))
 		goto fail;
@@ -165,6 +180,25 @@ int binout_write(struct binout *bo, int cpu, const void *rec, size_t size, char 
 		return 0;
 	snprintf(err, err_size, "writing %s/cpu%d: %s", bo->dir, cpu, strerror(errno));
 	return errno ? -errno : -EIO;
+}
+
+int binout_check(const struct binout *bo, char *err, size_t err_size)
+{
+	struct stat st;
+
+	if (!fstat(bo->dirfd, &st) && st.st_nlink == 0) {
+		snprintf(err, err_size, "%s was removed during the trace: the recording is lost",
+			 bo->dir);
+		return -ENOENT;
+	}
+	for (int i = 0; i < bo->ncpus; i++) {
+		if (!fstat(fileno(bo->cpu[i]), &st) && st.st_nlink == 0) {
+			snprintf(err, err_size, "%s/cpu%d was removed during the trace: the "
+				 "recording is lost", bo->dir, i);
+			return -ENOENT;
+		}
+	}
+	return 0;
 }
 
 int binout_copy_file(struct binout *bo, const char *src, const char *name, char *err,
@@ -198,10 +232,46 @@ int binout_copy_file(struct binout *bo, const char *src, const char *name, char 
 	return ret;
 }
 
-int binout_close(struct binout *bo, uint64_t lost_bytes, uint64_t lost_events, char *err,
-		 size_t err_size)
+/* fill's output, flushed to the disk before the rename makes it the file. */
+static int fill_file(FILE *f, int (*fill)(FILE *out, const void *ctx), const void *ctx)
 {
 	int ret = 0;
+
+	errno = 0;
+	if (fill(f, ctx) || ferror(f) || fflush(f) || fsync(fileno(f)))
+		ret = errno ? -errno : -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+int binout_replace_file(struct binout *bo, const char *name, int (*fill)(FILE *out, const void *ctx),
+			const void *ctx, char *err, size_t err_size)
+{
+	char tmp[256];
+	FILE *f;
+	int ret;
+
+	/* A dot name: no reader takes it for a cpu file or the real one. */
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	f = create_file(bo, tmp);
+	if (!f) {
+		snprintf(err, err_size, "cannot write %s/%s: %s", bo->dir, tmp, strerror(errno));
+		return -errno;
+	}
+	ret = fill_file(f, fill, ctx);
+	if (!ret && renameat(bo->dirfd, tmp, bo->dirfd, name))
+		ret = -errno;
+	if (ret) {
+		unlinkat(bo->dirfd, tmp, 0);
+		snprintf(err, err_size, "writing %s/%s: %s", bo->dir, name, strerror(-ret));
+	}
+	return ret;
+}
+
+int binout_flush(struct binout *bo, char *err, size_t err_size)
+{
+	int ret = binout_check(bo, err, err_size);
 
 	for (int i = 0; i < bo->ncpus; i++) {
 		if (fflush(bo->cpu[i]) && !ret) {
@@ -209,6 +279,14 @@ int binout_close(struct binout *bo, uint64_t lost_bytes, uint64_t lost_events, c
 			snprintf(err, err_size, "writing %s/cpu%d: %s", bo->dir, i, strerror(errno));
 		}
 	}
+	return ret;
+}
+
+int binout_close(struct binout *bo, uint64_t lost_bytes, uint64_t lost_events, char *err,
+		 size_t err_size)
+{
+	int ret = binout_flush(bo, err, err_size);
+
 	if (!ret)
 		ret = write_text_file(bo, "total_overruns", lost_bytes, err, err_size);
 	if (!ret)
@@ -222,12 +300,33 @@ int binout_close(struct binout *bo, uint64_t lost_bytes, uint64_t lost_events, c
 struct binout_sink {
 	struct sink sink;
 	struct binout *bo;
+	struct rec_header hdr;
+	unsigned long long written;
 };
+
+static int fill_header(FILE *out, const void *hdr)
+{
+	return recheader_write(hdr, out);
+}
+
+static int fill_gfp(FILE *out, const void *gfp)
+{
+	return gfp_names_dump(gfp, out);
+}
+
+/* The header as it is now: at the start, then with the end's counts. */
+static int write_header(struct binout_sink *b)
+{
+	return binout_replace_file(b->bo, "header", fill_header, &b->hdr, b->sink.err,
+				   sizeof(b->sink.err));
+}
 
 static int binout_sink_begin(struct sink *sk)
 {
-	(void)sk;
-	return 0;
+	struct binout_sink *b = (struct binout_sink *)sk;
+
+	recheader_start(&b->hdr);
+	return write_header(b) ? -1 : 0;
 }
 
 static int binout_sink_record(struct sink *sk, int cpu, const void *data, size_t size,
@@ -236,16 +335,40 @@ static int binout_sink_record(struct sink *sk, int cpu, const void *data, size_t
 	struct binout_sink *b = (struct binout_sink *)sk;
 
 	(void)ev;
-	return binout_write(b->bo, cpu, data, size, sk->err, sizeof(sk->err)) ? -1 : 0;
+	if (binout_write(b->bo, cpu, data, size, sk->err, sizeof(sk->err)))
+		return -1;
+	b->written++;
+	return 0;
 }
 
 static int binout_sink_end(struct sink *sk, const struct sink_losses *lost)
 {
 	struct binout_sink *b = (struct binout_sink *)sk;
-	int ret = binout_close(b->bo, lost->bytes, lost->events, sk->err, sizeof(sk->err));
+	int ret;
 
+	/* The header's counts only once the records they count are written. */
+	recheader_stop(&b->hdr, b->written, lost->events, lost->bytes, lost->missed);
+	ret = binout_flush(b->bo, sk->err, sizeof(sk->err));
+	if (!ret)
+		ret = write_header(b);
+	if (ret) {
+		char ignored[8];
+
+		/* The recording is broken already (the error says why); its loss
+		 * files still say what was lost, not nothing. */
+		binout_close(b->bo, lost->bytes, lost->events, ignored, sizeof(ignored));
+	} else {
+		ret = binout_close(b->bo, lost->bytes, lost->events, sk->err, sizeof(sk->err));
+	}
 	b->bo = NULL;
 	return ret ? -1 : 0;
+}
+
+static int binout_sink_check(struct sink *sk)
+{
+	struct binout_sink *b = (struct binout_sink *)sk;
+
+	return binout_check(b->bo, sk->err, sizeof(sk->err)) ? -1 : 0;
 }
 
 static void binout_sink_destroy(struct sink *sk)
@@ -262,10 +385,12 @@ static const struct sink_ops binout_sink_ops = {
 	.begin = binout_sink_begin,
 	.record = binout_sink_record,
 	.end = binout_sink_end,
+	.check = binout_sink_check,
 	.destroy = binout_sink_destroy,
 };
 
-struct sink *binout_sink_new(const char *dir, int ncpus, char *err, size_t err_size)
+struct sink *binout_sink_new(const char *dir, int ncpus, const struct rec_header *hdr,
+			     const struct gfp_names *gfp, char *err, size_t err_size)
 {
 	struct binout_sink *b = calloc(1, sizeof(*b));
 
@@ -274,9 +399,12 @@ struct sink *binout_sink_new(const char *dir, int ncpus, char *err, size_t err_s
 		return NULL;
 	}
 	b->sink.ops = &binout_sink_ops;
+	b->hdr = *hdr;
 	b->bo = binout_open(dir, ncpus, err, err_size);
-	/* Call sites are only readable with this boot's symbols (KASLR). */
-	if (!b->bo || binout_copy_file(b->bo, "/proc/kallsyms", "kallsyms", err, err_size)) {
+	/* Call sites are only readable with this boot's symbols (KASLR), GFP
+	 * flags only with this kernel's names. */
+	if (!b->bo || binout_copy_file(b->bo, "/proc/kallsyms", "kallsyms", err, err_size) ||
+	    binout_replace_file(b->bo, "gfp", fill_gfp, gfp, err, err_size)) {
 		binout_sink_destroy(&b->sink);
 		return NULL;
 	}

@@ -15,14 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "env.h"
 #include "kmemsnoop.h"
 #include "sources.h"
 
 #define KMEMSNOOP_VERSION "0.2"
-#define DEFAULT_RING_SIZE (8ULL << 20)
 #define DEFAULT_NICE -10
 #define DEFAULT_AI_MAX_PTRS (1ULL << 20)
+#define DEFAULT_STAT_MAX_PTRS (1ULL << 18) /* 40-byte values in a hash: about 100 bytes each */
 #define DEFAULT_AI_MAX_STACKS (16ULL << 10) /* --stacks */
 #define DEFAULT_AI_PAGE_STACKS (4ULL << 10)  /* the stacks of page allocations */
 #define AI_MAX_PTRS_LIMIT (1ULL << 28)
@@ -221,7 +222,8 @@ static bool opt_buffer_size(struct parse *p, const char *arg)
 {
 	uint64_t *size = &p->env->ring_size;
 
-	if (!parse_size(arg, size) || *size < 65536 || *size > (1ULL << 30) || (*size & (*size - 1)))
+	if (!parse_size(arg, size) || *size < BUDGET_RING_MIN || *size > (1ULL << 30) ||
+	    (*size & (*size - 1)))
 		return bad(p, "invalid buffer size '%s': a power of two from 64K to 1G", arg);
 	return true;
 }
@@ -252,6 +254,14 @@ static bool opt_vmlinux(struct parse *p, const char *arg)
 	if (!*arg)
 		return bad(p, "--vmlinux needs a path");
 	p->env->vmlinux = arg;
+	return true;
+}
+
+static bool opt_pprof(struct parse *p, const char *arg)
+{
+	if (!*arg)
+		return bad(p, "--pprof needs a file name");
+	p->env->pprof = arg;
 	return true;
 }
 
@@ -288,7 +298,7 @@ static bool opt_hist_by(struct parse *p, const char *arg)
 {
 	static const char *const names[KMT_BY_COUNT] = {
 		[KMT_BY_CACHE] = "cache", [KMT_BY_CALLSITE] = "callsite", [KMT_BY_COMM] = "comm",
-		[KMT_BY_EVENT] = "event", [KMT_BY_ORDER] = "order",
+		[KMT_BY_CGROUP] = "cgroup", [KMT_BY_EVENT] = "event", [KMT_BY_ORDER] = "order",
 	};
 
 	for (int i = KMT_BY_NONE + 1; i < KMT_BY_COUNT; i++) {
@@ -297,7 +307,8 @@ static bool opt_hist_by(struct parse *p, const char *arg)
 			return true;
 		}
 	}
-	return bad(p, "invalid --hist-by '%s': use cache, callsite, comm, event or order", arg);
+	return bad(p, "invalid --hist-by '%s': use cache, callsite, comm, cgroup, event or order",
+		   arg);
 }
 
 static bool opt_top(struct parse *p, const char *arg)
@@ -397,6 +408,14 @@ static bool opt_line(struct parse *p, const char *arg)
 	       bad(p, "invalid --line '%s': a number of rows", arg);
 }
 
+static bool opt_stat_stream(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->stat_stream = true;
+	p->stat_option = true;
+	return true;
+}
+
 /* Options that only set their flag; --help and --version, which end
  * parsing. */
 static bool opt_none(struct parse *p, const char *arg)
@@ -465,13 +484,16 @@ static const struct opt_spec options[] = {
 
 	{ "output", 'o', required_argument, "=DIR", GROUP_OUTPUT,
 	  "write kmemtrace binary files instead of text: DIR/cpuN (each CPU's records in "
-	  "order), DIR/abi_version, DIR/total_overruns (bytes lost), DIR/total_overrun_events",
+	  "order), DIR/abi_version, DIR/total_overruns (bytes lost), DIR/total_overrun_events, "
+	  "DIR/header (what recorded it, when), DIR/gfp (the kernel's GFP flag names)",
 	  opt_output, 0 },
 	{ "input", 'i', required_argument, "=DIR", GROUP_OUTPUT,
-	  "read such a directory and print it as text, in time order", opt_input, 0 },
+	  "read such a directory and print it as text, in time order, after # lines of its "
+	  "header", opt_input, 0 },
 	{ "json", LONG_ONLY(16), no_argument, "", GROUP_OUTPUT,
 	  "JSON lines instead of text (docs/JSON.md): one object per event (streaming and "
-	  "-i), per interval (--hist), per table (--allocinfo)", opt_none, FLAG(json) },
+	  "-i), per interval (--hist), per table (--allocinfo), per report (--stat)", opt_none,
+	  FLAG(json) },
 
 	{ "allocinfo", LONG_ONLY(2), optional_argument, "", GROUP_ALLOCINFO,
 	  "count in BPF maps, per call site, the bytes and the number of the allocations made "
@@ -495,9 +517,17 @@ static const struct opt_spec options[] = {
 	  "the running kernel's vmlinux with DWARF, for file:line tags (default: searched in "
 	  "/usr/lib/debug/boot, /usr/lib/debug/lib/modules/RELEASE, /boot, /lib/modules)",
 	  opt_vmlinux, 0 },
+	{ "pprof", LONG_ONLY(25), required_argument, "=FILE", GROUP_ALLOCINFO,
+	  "also write each table to FILE (mode 0600: it holds kernel addresses) as a gzip'd "
+	  "pprof heap profile: alloc_objects and alloc_space (allocated during the session), "
+	  "inuse_objects and inuse_space (still outstanding; not with =total), one location "
+	  "per call site or, with --stacks, per frame; for go tool pprof, Pyroscope, Parca",
+	  opt_pprof, 0 },
 	{ "max-ptrs", LONG_ONLY(6), required_argument, "=N", GROUP_ALLOCINFO,
 	  "allocations tracked at once (default 1M; 64 bytes of kernel memory each, about 90 "
-	  "before Linux 5.12); what does not fit is counted and reported, not tracked",
+	  "before Linux 5.12); what does not fit is counted and reported, not tracked.  Also "
+	  "--stat's pointer map when it counts in BPF maps (default 256K, about 100 bytes "
+	  "each)",
 	  opt_max_ptrs, 0 },
 	{ "max-stacks", LONG_ONLY(7), required_argument, "=N", GROUP_ALLOCINFO,
 	  "distinct kernel stacks (default 16K with --stacks, else 4K for the page "
@@ -512,7 +542,8 @@ static const struct opt_spec options[] = {
 	  "each prints what it prints alone", opt_hist, FLAG(hist) },
 	{ "hist-by", LONG_ONLY(9), required_argument, "=KEY", GROUP_HIST,
 	  "one histogram per KEY: cache (the slab cache; kmalloc by size class, pages by "
-	  "order), callsite (the allocating function), comm (task name), event (kmalloc, "
+	  "order), callsite (the allocating function), comm (task name), cgroup (the task's "
+	  "cgroup v2 path, e.g. a container's), event (kmalloc, "
 	  "kmem_cache_alloc, mm_page_alloc) or order (page order); implies --hist.  The live "
 	  "view's two tables: KEY (default cache) and call sites (or caches)", opt_hist_by,
 	  FLAG(hist) },
@@ -542,7 +573,9 @@ static const struct opt_spec options[] = {
 	  "perf kmem stat's tables and SUMMARY (fragmentation, ping-pong: frees on another CPU "
 	  "than the allocation), then object lifetimes per call site and per cache (log2 "
 	  "histograms, p50, p99), the objects still alive, a table per process.  Traces the slab "
-	  "events only unless --page or -e says otherwise", opt_stat, 0 },
+	  "events only unless --page or -e says otherwise.  Live, the slab tables are counted in "
+	  "BPF maps (the default, --caller, --slab); --alloc, --page, -e page and --stat-stream "
+	  "send every event to user space instead, as -i DIR reads every event", opt_stat, 0 },
 	{ "caller", LONG_ONLY(21), no_argument, "", GROUP_STAT,
 	  "with --stat: the table per call site", opt_caller, 0 },
 	{ "alloc", LONG_ONLY(22), no_argument, "", GROUP_STAT,
@@ -560,11 +593,18 @@ static const struct opt_spec options[] = {
 	{ "line", 'l', required_argument, "=N", GROUP_STAT,
 	  "with --stat: print N rows of the table named last (default: all; the lifetime and "
 	  "process tables follow the --caller table's N, default 10)", opt_line, 0 },
+	{ "stat-stream", LONG_ONLY(26), no_argument, "", GROUP_STAT,
+	  "with --stat, live: send every event to user space and count there, as --alloc, "
+	  "--page and -e page do (and -i DIR reads), rather than count the slab tables in BPF "
+	  "maps (the default otherwise: much cheaper, nothing lost to full ring buffers)",
+	  opt_stat_stream, 0 },
 
 	{ "duration", 'd', required_argument, "=SECONDS", GROUP_CONTROL,
 	  "stop after SECONDS (default: until Ctrl-C or SIGTERM)", opt_duration, 0 },
 	{ "buffer-size", 'b', required_argument, "=SIZE", GROUP_CONTROL,
-	  "ring buffer per CPU, a power of two >= 64K, K/M/G suffixes allowed (default 8M); "
+	  "ring buffer per CPU, a power of two >= 64K, K/M/G suffixes allowed (default 8M, "
+	  "less on machines of more than 32 CPUs: the largest power of two that keeps all the "
+	  "rings within 256M, e.g. 512K each on 384 CPUs); "
 	  "records that find it full are lost and counted (streaming only: --allocinfo and "
 	  "--hist have no ring buffer)", opt_buffer_size, FLAG(ring_size_set) },
 	{ "raw-tp", LONG_ONLY(13), no_argument, "", GROUP_CONTROL,
@@ -597,7 +637,9 @@ static const char usage_tail[] =
 	"Text output (stdout) is one line per event, like the kernel's kmem trace events,\n"
 	"with real (unhashed) pointers. A summary of events written and lost goes to stderr.\n"
 	"\n"
-	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF\n"
+	"Needs root, or CAP_BPF and CAP_PERFMON (CAP_SYSLOG too where the kernel hides\n"
+	"/proc/kallsyms' addresses; CAP_SYS_ADMIN for the page frames of the stream),\n"
+	"and a kernel with BTF\n"
 	"(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF=y); kernels 5.10 and later.\n"
 	"What older kernels lack (kmemsnoop says so when it starts): before 6.1,\n"
 	"kmem_cache_alloc lines have no name= and --hist-by cache counts slab\n"
@@ -621,6 +663,7 @@ static const char usage_tail[] =
 	"  kmemsnoop --allocinfo 5       # outstanding memory per call site, every 5 s\n"
 	"  kmemsnoop --allocinfo -d 10 | sort -g | tail | numfmt --to=iec\n"
 	"  kmemsnoop --allocinfo --stacks --folded -d 10 > out.folded\n"
+	"  kmemsnoop --allocinfo --stacks --pprof heap.pb.gz -d 10  # go tool pprof heap.pb.gz\n"
 	"  kmemsnoop --hist              # live histograms on a terminal\n"
 	"  kmemsnoop --hist-by cache 5 3 # per-cache histograms, every 5 s, 3 times\n"
 	"  kmemsnoop --hist --allocinfo -d 60 > out  # both, from one trace\n"
@@ -709,6 +752,15 @@ size_t env_option_names(const char **names, size_t max)
 	return n;
 }
 
+const char *env_duplicate_key(void)
+{
+	for (size_t i = 0; i < NOPTIONS; i++)
+		for (size_t j = i + 1; j < NOPTIONS; j++)
+			if (options[i].parse && options[j].parse && options[i].key == options[j].key)
+				return options[j].name;
+	return NULL;
+}
+
 /* --- parsing ---------------------------------------------------------------- */
 
 /* getopt_long's view of the table: its options and short option string. */
@@ -770,11 +822,13 @@ static bool check_allocinfo_options(struct parse *p)
 {
 	const struct env *env = p->env;
 	const char *opt = env->ai_stacks ? "--stacks" : env->ai_folded ? "--folded" :
-			  env->vmlinux ? "--vmlinux" : p->max_ptrs_set ? "--max-ptrs" :
+			  env->vmlinux ? "--vmlinux" : env->pprof ? "--pprof" :
+			  p->max_ptrs_set && !env_stat_in_bpf(env) ? "--max-ptrs" :
 			  p->max_stacks_set ? "--max-stacks" : NULL;
 
 	if (!env->allocinfo)
-		return !opt || bad(p, "%s needs --allocinfo", opt);
+		return !opt || bad(p, "%s needs --allocinfo%s", opt,
+				   p->max_ptrs_set ? " (or --stat counting in BPF maps)" : "");
 	if (env->output_dir || env->input_dir)
 		return bad(p, "--allocinfo cannot be used with -o or -i");
 	if (env->ring_size_set)
@@ -833,7 +887,18 @@ static bool check_stat_options(struct parse *p)
 		return bad(p, "--stat cannot be used with --hist or --allocinfo");
 	if (env->input_dir && env->interval_given)
 		return bad(p, "-i --stat reads a recording: no INTERVAL");
+	if (env->input_dir && env->stat_stream)
+		return bad(p, "--stat-stream is for tracing: -i reads every event anyway");
+	if (env->ring_size_set && env_stat_in_bpf(env))
+		return bad(p, "-b sizes the stream's ring buffers: this --stat counts in BPF maps "
+			      "(--stat-stream streams)");
 	return true;
+}
+
+bool env_stat_in_bpf(const struct env *env)
+{
+	return env->stat && !env->input_dir && !env->stat_stream && !env->stat_opts.alloc &&
+	       !env->stat_opts.page && !(env->events & EV_PAGE);
 }
 
 static bool check_combination(struct parse *p)
@@ -887,7 +952,6 @@ static void set_defaults(struct env *env)
 	env->cpu = -1;
 	env->events = EV_ALL;
 	env->max_size = ~0ULL;
-	env->ring_size = DEFAULT_RING_SIZE;
 	env->nice = DEFAULT_NICE;
 	env->top = DEFAULT_TOP;
 	env->stat_opts.caller_lines = env->stat_opts.alloc_lines = -1;
@@ -907,7 +971,7 @@ static void complete(struct parse *p)
 		env->events = (env->stat_opts.slab ? EV_KMALLOC | EV_CACHE : 0) |
 			      (env->stat_opts.page ? EV_PAGE : 0);
 	if (!env->ai_max_ptrs)
-		env->ai_max_ptrs = DEFAULT_AI_MAX_PTRS;
+		env->ai_max_ptrs = env->stat ? DEFAULT_STAT_MAX_PTRS : DEFAULT_AI_MAX_PTRS;
 	if (!env->ai_max_stacks)
 		env->ai_max_stacks = env->ai_stacks ? DEFAULT_AI_MAX_STACKS : DEFAULT_AI_PAGE_STACKS;
 }

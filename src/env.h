@@ -25,7 +25,7 @@ struct env {
 	const char *output_dir; /* -o */
 	const char *input_dir;  /* -i */
 	double duration;        /* -d seconds, 0 = until interrupted */
-	uint64_t ring_size;     /* -b bytes per CPU */
+	uint64_t ring_size;     /* -b bytes per CPU; 0: the default (budget.h) */
 	bool force_raw_tp;      /* --raw-tp */
 	int nice;               /* --nice */
 	bool nice_given;        /* --nice on the command line, not the default */
@@ -44,6 +44,7 @@ struct env {
 	bool ai_stacks;         /* --stacks: keyed by kernel stack */
 	bool ai_folded;         /* --folded: folded stack lines */
 	const char *vmlinux;    /* --vmlinux: kernel image with DWARF */
+	const char *pprof;      /* --pprof: the table as a pprof heap profile, NULL = none */
 	uint64_t ai_max_ptrs;   /* --max-ptrs: allocations tracked at once */
 	uint64_t ai_max_stacks; /* --max-stacks: distinct stacks */
 
@@ -61,6 +62,7 @@ struct env {
 	 * --slab, --page, -s, -l) */
 	bool stat;
 	struct kstat_opts stat_opts;
+	bool stat_stream;               /* --stat-stream: every event to user space */
 };
 
 /* Exit codes. */
@@ -89,5 +91,17 @@ const char *env_version(void);
 
 /* The long names of every option (at most max stored); how many there are. */
 size_t env_option_names(const char **names, size_t max);
+
+/* The long name of an option whose getopt key another option already
+ * has (getopt_long would call the other's handler), or NULL. */
+const char *env_duplicate_key(void);
+
+/*
+ * --stat's rule: live, the slab tables are counted in BPF maps, unless
+ * what is asked for needs every event in user space: the per-pointer
+ * table (--alloc), the page allocator (--page, -e page), or --stat-stream.
+ * A recording (-i) is always read event by event.
+ */
+bool env_stat_in_bpf(const struct env *env);
 
 #endif

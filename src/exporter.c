@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * --listen: a Prometheus endpoint.  The BPF side counts as --hist (per
- * cache, call site and comm) and --allocinfo (outstanding per call site)
+ * cache, call site, comm and cgroup) and --allocinfo (outstanding per call site)
  * do together; nothing is sent per event.  The HTTP server (httpd.h)
  * serves /metrics from its own thread: each scrape reads the maps under a
  * mutex and renders them (metrics.c), so the run loop only waits.
@@ -30,7 +30,8 @@
 enum { HTTP_OK = 200, HTTP_NOT_FOUND = 404, HTTP_ERROR = 500, HTTP_UNAVAILABLE = 503 };
 
 /* The per-key tables the exporter has series for. */
-#define EXPORTER_KINDS (1U << KMT_BY_CACHE | 1U << KMT_BY_CALLSITE | 1U << KMT_BY_COMM)
+#define EXPORTER_KINDS (1U << KMT_BY_CACHE | 1U << KMT_BY_CALLSITE | 1U << KMT_BY_COMM | \
+			1U << KMT_BY_CGROUP)
 
 struct exporter {
 	struct mode mode;

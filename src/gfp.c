@@ -515,3 +515,98 @@ size_t gfp_format(const struct gfp_names *names, unsigned int flags, char *buf,
 	}
 	return out_finish(&o);
 }
+
+/* --- a recording's copy of the table ------------------------------------------- */
+
+struct gfp_names *gfp_names_copy(const struct gfp_names *names)
+{
+	struct gfp_names *n = malloc(sizeof(*n));
+
+	if (!n)
+		return NULL;
+	memcpy(n, names, sizeof(*n));
+	/* The names point into the arena, which moved with the copy. */
+	for (size_t i = 0; i < n->count; i++)
+		n->entry[i].name = n->arena + (names->entry[i].name - names->arena);
+	return n;
+}
+
+int gfp_names_dump(const struct gfp_names *names, FILE *out)
+{
+	for (size_t i = 0; i < names->count; i++)
+		if (fprintf(out, "0x%x %s\n", names->entry[i].mask, names->entry[i].name) < 0)
+			return -1;
+	return 0;
+}
+
+static bool is_name_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* One "0x<mask> <name>" line of len bytes (no newline); why it is not, or NULL. */
+static const char *parse_line(struct gfp_names *n, const char *line, size_t len)
+{
+	unsigned long long mask = 0;
+	size_t i = 2, digits = 0, count;
+
+	if (len < 2 || line[0] != '0' || line[1] != 'x')
+		return "expected 0x<mask> <name>";
+	for (; i < len && line[i] != ' '; i++, digits++) {
+		char c = line[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+			c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+		if (v < 0 || digits >= 8)
+			return "the mask is not a 32-bit hex number";
+		mask = mask << 4 | (unsigned int)v;
+	}
+	if (!digits || !mask)
+		return "the mask is empty or zero";
+	if (i == len || ++i == len)
+		return "no name after the mask";
+	if (len - i >= GFP_NAME_MAX)
+		return "the name is too long";
+	for (size_t j = i; j < len; j++)
+		if (!is_name_char(line[j]))
+			return "the name has characters other than letters, digits and '_'";
+	if (n->count >= GFP_MAX_ENTRIES)
+		return "more entries than a table holds";
+	count = n->count;
+	add_entry(n, (unsigned int)mask, "", line + i, len - i);
+	return n->count > count ? NULL : "the names do not fit in a table";
+}
+
+struct gfp_names *gfp_names_parse(const char *text, size_t len, char *err, size_t err_size)
+{
+	struct gfp_names *n = calloc(1, sizeof(*n));
+	size_t off = 0, lineno = 0;
+
+	if (!n) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	while (off < len) {
+		const char *line = text + off, *nl = memchr(line, '\n', len - off);
+		const char *why;
+
+		lineno++;
+		if (!nl) {
+			snprintf(err, err_size, "line %zu: no newline at the end: truncated", lineno);
+			goto fail;
+		}
+		why = parse_line(n, line, (size_t)(nl - line));
+		if (why) {
+			snprintf(err, err_size, "line %zu: %s", lineno, why);
+			goto fail;
+		}
+		off = (size_t)(nl - text) + 1;
+	}
+	if (n->count)
+		return n;
+	snprintf(err, err_size, "no flags");
+fail:
+	free(n);
+	return NULL;
+}

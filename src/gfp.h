@@ -12,6 +12,7 @@
 #define KMEMSNOOP_GFP_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct btf;
 struct gfp_names;
@@ -24,6 +25,25 @@ struct gfp_names;
  */
 struct gfp_names *gfp_names_new(const struct btf *vmlinux_btf);
 void gfp_names_free(struct gfp_names *names);
+
+/* A copy of names (NULL with errno set when out of memory). */
+struct gfp_names *gfp_names_copy(const struct gfp_names *names);
+
+/*
+ * The table as a recording's gfp file keeps it: one "0x<mask> <name>" line
+ * per entry, in the order gfp_format() tries them.  0, or -1 when writing
+ * to out failed.
+ */
+int gfp_names_dump(const struct gfp_names *names, FILE *out);
+
+/*
+ * The table such a file holds (len bytes of text, not NUL-terminated).
+ * NULL with a one-line reason in err: a line that is not a non-zero
+ * 32-bit hex mask, one space and a name of letters, digits and '_', more
+ * entries than a table holds, no entry, or no newline at the end (a
+ * truncated file).
+ */
+struct gfp_names *gfp_names_parse(const char *text, size_t len, char *err, size_t err_size);
 
 /*
  * Writes the kernel-style name list for flags into buf, NUL-terminated and

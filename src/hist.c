@@ -17,6 +17,7 @@
 #include "env.h"
 #include "hist.h"
 #include "histacc.h"
+#include "cgpath.h"
 #include "histfmt.h"
 #include "histjson.h"
 #include "histtext.h"
@@ -27,12 +28,21 @@
 #include "mode.h"
 #include "session.h"
 
+/* hist_large_pages: large kmallocs outstanding at once whose pages are
+ * not counted (more are counted as a page and a kmalloc each). */
+#define LARGE_PAGES 16384
+
 /* hist_keys: at most this much memory over all CPUs, within these bounds. */
 #define KEYS_MEMORY (32ULL << 20)
 #define KEYS_MIN 256
 #define KEYS_MAX 16384
 #define CACHE_NAMES 4096
 #define BATCH 256
+/* The first batch's values (per key, one per CPU) within this much memory:
+ * on 1024 CPUs 256 keys would take 69 MB.  A bucket with more keys than
+ * the batch grows it (grow_batch). */
+#define BATCH_MEMORY (4ULL << 20)
+#define BATCH_MIN 16
 /* hist_front: 1 << bits entries, at most this much memory over all CPUs. */
 #define FRONT_MEMORY (16ULL << 20)
 #define FRONT_BITS_MIN 6
@@ -45,6 +55,7 @@ struct hist {
 	struct hist_acc *acc;
 	struct hist_interval iv;
 	struct ksyms *ksyms; /* the session's */
+	struct cgpath *cgroups; /* cgroup ids to paths, on first need */
 	struct live *live;
 	struct hist_text_opts text;
 	unsigned int page_shift;
@@ -88,7 +99,8 @@ static unsigned int wanted_kinds(const struct env *env, enum kmt_hist_by *left,
 /* The kinds counted per key in BPF (event and order come from the totals). */
 static unsigned int bpf_kinds(unsigned int kinds)
 {
-	return kinds & (1U << KMT_BY_CACHE | 1U << KMT_BY_CALLSITE | 1U << KMT_BY_COMM);
+	return kinds & (1U << KMT_BY_CACHE | 1U << KMT_BY_CALLSITE | 1U << KMT_BY_COMM |
+			1U << KMT_BY_CGROUP);
 }
 
 /* The front table: a power of two, at most as many entries as keys. */
@@ -126,6 +138,9 @@ void hist_setup_maps(struct kmemsnoop_bpf *skel, const struct env *env, int ncpu
 	skel->rodata->hist_value = env->hist_value;
 	kinds = bpf_kinds(kinds);
 	skel->rodata->hist_key_mask = kinds;
+	/* Large kmallocs counted once: their pages, until freed. */
+	if ((env->events & EV_KMALLOC) && (env->events & EV_PAGE))
+		bpf_map__set_max_entries(skel->maps.hist_large_pages, LARGE_PAGES);
 	if (!kinds)
 		return;
 	bpf_map__set_max_entries(skel->maps.hist_keys, keys);
@@ -140,6 +155,21 @@ static void hist_configure(struct kmemsnoop_bpf *skel, const struct env *env, in
 	enum kmt_hist_by left, right;
 
 	hist_setup_maps(skel, env, ncpus, wanted_kinds(env, &left, &right));
+}
+
+/* A cgroup's path; one gone before it was seen, by its id. */
+static bool label_cgroup(struct hist *h, __u64 id, char *buf, size_t size)
+{
+	bool again;
+
+	if (!h->cgroups && !(h->cgroups = cgpath_new(NULL)))
+		return false;
+	if (cgpath_lookup(h->cgroups, id, buf, size, &again))
+		return true;
+	if (again)
+		return false; /* a cgroup too new for the last walk: next reading */
+	snprintf(buf, size, "(cgroup %llu)", (unsigned long long)id);
+	return true;
 }
 
 static bool label_key(void *ctx, const struct kmt_hist_key *key, char *buf, size_t size)
@@ -170,6 +200,8 @@ static bool label_key(void *ctx, const struct kmt_hist_key *key, char *buf, size
 	case KMT_BY_COMM:
 		hist_comm_label(buf, size, key->id, key->id2);
 		return true;
+	case KMT_BY_CGROUP:
+		return label_cgroup(h, key->id, buf, size);
 	default:
 		return false;
 	}
@@ -191,6 +223,9 @@ static int alloc_buffers(struct hist *h)
 {
 	h->cpu_buf = calloc(h->ncpus, sizeof(*h->cpu_buf));
 	h->batch = BATCH;
+	while (h->batch > BATCH_MIN &&
+	       (unsigned long long)h->batch * h->ncpus * sizeof(*h->val_buf) > BATCH_MEMORY)
+		h->batch /= 2;
 	if (bpf_kinds(h->kinds)) {
 		h->key_buf = calloc(h->batch, sizeof(*h->key_buf));
 		h->val_buf = calloc((size_t)h->batch * h->ncpus, sizeof(*h->val_buf));
@@ -213,6 +248,7 @@ void hist_reader_free(struct hist *h)
 	free(h->val_buf);
 	free(h->front_buf);
 	free(h->front_idx);
+	cgpath_free(h->cgroups);
 	free(h);
 }
 

@@ -145,7 +145,7 @@ int hist_acc_add_key(struct hist_acc *acc, const struct kmt_hist_key *key,
 	struct kmt_hist_key k = { .id = key->id, .id2 = key->id2, .kind = key->kind };
 	struct keyent *e;
 
-	if (key->kind < KMT_BY_CACHE || key->kind > KMT_BY_COMM)
+	if (key->kind < KMT_BY_CACHE || key->kind >= KMT_HIST_KEYED_KINDS)
 		return 0;
 	if ((acc->n + 1) * 10 > acc->cap * 7 && grow(acc))
 		return -ENOMEM;
@@ -281,7 +281,7 @@ static void fill_totals(const struct kmt_hist_level *d, struct hist_interval *ou
 		out->frees[t] = d->frees[t];
 	}
 	memset(out->untracked, 0, sizeof(out->untracked));
-	for (int k = 0; k <= KMT_BY_COMM; k++)
+	for (int k = 0; k < KMT_HIST_KEYED_KINDS; k++)
 		out->untracked[k] = d->untracked[k];
 }
 

@@ -122,6 +122,7 @@ const char *hist_kind_name(enum kmt_hist_by kind, int plural)
 		[KMT_BY_CACHE] = { "cache", "caches" },
 		[KMT_BY_CALLSITE] = { "call site", "call sites" },
 		[KMT_BY_COMM] = { "comm", "comms" },
+		[KMT_BY_CGROUP] = { "cgroup", "cgroups" },
 		[KMT_BY_EVENT] = { "event", "events" },
 		[KMT_BY_ORDER] = { "order", "orders" },
 	};

@@ -9,7 +9,8 @@
 
 static const char *const by_names[KMT_BY_COUNT] = {
 	[KMT_BY_NONE] = "none", [KMT_BY_CACHE] = "cache", [KMT_BY_CALLSITE] = "callsite",
-	[KMT_BY_COMM] = "comm", [KMT_BY_EVENT] = "event", [KMT_BY_ORDER] = "order",
+	[KMT_BY_COMM] = "comm", [KMT_BY_CGROUP] = "cgroup", [KMT_BY_EVENT] = "event",
+	[KMT_BY_ORDER] = "order",
 };
 
 /* Non-empty buckets: [{"low":L,"high":H,"count":N}...]. */

@@ -166,13 +166,13 @@ static const struct sink_ops json_ops = {
 	.destroy = json_destroy,
 };
 
-struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct btf *vmlinux)
+struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_names *gfp)
 {
 	struct json_out *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return NULL;
-	j->gfp = gfp_names_new(vmlinux);
+	j->gfp = gfp_names_copy(gfp);
 	if (!j->gfp) {
 		free(j);
 		return NULL;

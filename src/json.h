@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-struct btf;
+struct gfp_names;
 struct ksyms;
 struct sink;
 
@@ -17,6 +17,7 @@ struct sink;
  * ASCII as \u00XX (comms and cache names are bytes, not UTF-8). */
 void json_put_string(FILE *out, const char *s);
 
-struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct btf *vmlinux);
+/* The stream's sink: GFP flags named by gfp (the sink keeps a copy). */
+struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_names *gfp);
 
 #endif

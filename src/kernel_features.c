@@ -181,6 +181,34 @@ static bool probe_tp_btf_void_arg(const struct btf *vmlinux)
 	return true;
 }
 
+static bool struct_member(const struct btf *btf, const char *type, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
+	const struct btf_member *m;
+
+	if (!t)
+		return false;
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
+			return true;
+	return false;
+}
+
+/*
+ * KMALLOC_MAX_CACHE_SIZE, above which kmalloc takes pages from the page
+ * allocator: two pages with SLUB (whose struct kmem_cache alone has
+ * min_partial; the only slab allocator since 6.8).  0 with SLAB or SLOB,
+ * whose limits differ: large kmallocs are then not told apart.
+ */
+static unsigned long long kmalloc_large_over(const struct btf *btf)
+{
+	if (!struct_member(btf, "kmem_cache", "min_partial"))
+		return 0;
+	return 2ULL * sysconf(_SC_PAGESIZE);
+}
+
 int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf, char *err,
 			   size_t err_size)
 {
@@ -193,5 +221,6 @@ int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf
 		return -1;
 	kf->atomic_fetch = probe_atomic_fetch();
 	kf->tp_btf_void_arg = probe_tp_btf_void_arg(vmlinux);
+	kf->kmalloc_large_over = kmalloc_large_over(vmlinux);
 	return 0;
 }

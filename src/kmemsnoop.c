@@ -13,8 +13,10 @@
 
 #include "binin.h"
 #include "env.h"
+#include "gfp.h"
 #include "json.h"
 #include "ksyms.h"
+#include "recheader.h"
 #include "session.h"
 #include "sink.h"
 #include "statsink.h"
@@ -92,21 +94,63 @@ static struct ksyms *recording_symbols(const char *dir)
 	return ks ? ks : ksyms_load("/proc/kallsyms");
 }
 
-/* -i DIR: the recording as text, as it would have printed live, or its
- * --stat tables. */
+/* -i: GFP flag names from the recording's gfp file, else (said once) the
+ * running kernel's.  NULL with a reason in err. */
+static struct gfp_names *recording_gfp(const char *dir, char *err, size_t err_size)
+{
+	struct gfp_names *names;
+	struct btf *btf;
+	int ret = binin_gfp(dir, &names, err, err_size);
+
+	if (ret)
+		return ret > 0 ? names : NULL;
+	fprintf(stderr, "kmemsnoop: %s has no gfp file (it was recorded before kmemsnoop kept "
+			"one): GFP flags are named as the running kernel names them\n", dir);
+	btf = btf__load_vmlinux_btf();
+	names = gfp_names_new(btf);
+	btf__free(btf);
+	if (!names)
+		snprintf(err, err_size, "out of memory");
+	return names;
+}
+
+/* -i's text output starts with "#" lines of what the header says; --json
+ * and --stat have their own formats, which have no place for them. */
+static int print_header(const struct env *env, char *err, size_t err_size)
+{
+	struct rec_header h;
+	int ret = binin_header(env->input_dir, &h, err, err_size);
+
+	if (ret <= 0 || env->json || env->stat)
+		return ret < 0 ? -1 : 0;
+	recheader_print(&h, stdout);
+	return 0;
+}
+
+static struct sink *recording_sink(const struct env *env, struct ksyms *ksyms,
+				   const struct gfp_names *gfp, char *err, size_t err_size)
+{
+	if (env->stat)
+		return stat_sink_new(stdout, env, ksyms, gfp, 0, err, err_size);
+	snprintf(err, err_size, "out of memory");
+	return (env->json ? json_sink_new : text_sink_new)(stdout, ksyms, gfp);
+}
+
+/* -i DIR: the recording as text, as it would have printed live (after the
+ * header's "#" lines), or its --stat tables. */
 static int print_recording(const struct env *env)
 {
 	const char *dir = env->input_dir;
-	struct btf *btf = btf__load_vmlinux_btf();
 	struct ksyms *ksyms = recording_symbols(dir);
 	struct binin_losses lost;
 	char err[512] = "out of memory";
-	struct sink *sink = env->stat ? stat_sink_new(stdout, env, ksyms, btf, false, err,
-						      sizeof(err)) :
-			    (env->json ? json_sink_new : text_sink_new)(stdout, ksyms, btf);
+	/* Not a recording: said before anything about its files. */
+	struct gfp_names *gfp = binin_check(dir, err, sizeof(err)) ? NULL :
+				recording_gfp(dir, err, sizeof(err));
+	struct sink *sink = gfp ? recording_sink(env, ksyms, gfp, err, sizeof(err)) : NULL;
 	int ret = EXIT_OK;
 
-	if (!sink) {
+	if (!sink || print_header(env, err, sizeof(err))) {
 		fprintf(stderr, "kmemsnoop: %s\n", err);
 		ret = EXIT_RUNTIME;
 	} else if (binin_replay(dir, sink, &lost, err, sizeof(err))) {
@@ -117,15 +161,15 @@ static int print_recording(const struct env *env)
 			fprintf(stderr, "kmemsnoop: this trace lost %llu events (%llu bytes) when "
 					"recorded\n", lost.events, lost.bytes);
 		if (sink->ops->report && sink->ops->report(sink, &(struct sink_losses){
-						 lost.events, lost.bytes }) < 0) {
+						 lost.events, lost.bytes, 0 }) < 0) {
 			fprintf(stderr, "kmemsnoop: %s\n", sink->err);
 			ret = EXIT_RUNTIME;
 		}
 	}
 	if (sink)
 		sink->ops->destroy(sink);
+	gfp_names_free(gfp);
 	ksyms_free(ksyms);
-	btf__free(btf);
 	return ret;
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "kmemtrace.h"
 #include "kstat.h"
 #include "record.h"
@@ -263,14 +264,21 @@ static int node_of(const struct kstat *ks, int cpu)
 }
 
 /* kmalloc has no cache in its event: its size class stands for it. */
+void kstat_cache_name(unsigned int type, const char *name, uint64_t bytes_alloc, char *buf,
+		      size_t size)
+{
+	if (type == KMT_TYPE_KMALLOC)
+		snprintf(buf, size, "kmalloc-%llu", (unsigned long long)bytes_alloc);
+	else if (name && name[0])
+		snprintf(buf, size, "%s", name);
+	else
+		snprintf(buf, size, "(cache size %llu)", (unsigned long long)bytes_alloc);
+}
+
 static void cache_name(const struct kmt_event *ev, char *buf, size_t size)
 {
-	if (ev->type_id == KMT_TYPE_KMALLOC)
-		snprintf(buf, size, "kmalloc-%llu", (unsigned long long)ev->bytes_alloc);
-	else if (ev->has_cache && ev->cache_name[0])
-		snprintf(buf, size, "%s", ev->cache_name);
-	else
-		snprintf(buf, size, "(cache size %llu)", (unsigned long long)ev->bytes_alloc);
+	kstat_cache_name(ev->type_id, ev->has_cache ? ev->cache_name : NULL, ev->bytes_alloc, buf,
+			 size);
 }
 
 static uint64_t fnv(const char *s, uint64_t h)
@@ -280,19 +288,25 @@ static uint64_t fnv(const char *s, uint64_t h)
 	return h;
 }
 
-static struct cache *find_cache(struct kstat *ks, const struct kmt_event *ev)
+static struct cache *find_cache_named(struct kstat *ks, const char *name)
 {
-	char name[sizeof(((struct cache *)0)->name)];
 	struct kkey k = { 0 };
 	struct cache *c;
 
-	cache_name(ev, name, sizeof(name));
 	k.a = fnv(name, 0xcbf29ce484222325ULL);
 	k.b = mix(fnv(name, 0x84222325cbf29ce4ULL));
 	c = table_find(&ks->caches, &k, true);
 	if (c && !c->name[0])
 		snprintf(c->name, sizeof(c->name), "%s", name);
 	return c;
+}
+
+static struct cache *find_cache(struct kstat *ks, const struct kmt_event *ev)
+{
+	char name[sizeof(((struct cache *)0)->name)];
+
+	cache_name(ev, name, sizeof(name));
+	return find_cache_named(ks, name);
 }
 
 static struct proc *find_proc(struct kstat *ks, const struct kmt_event *ev)
@@ -305,7 +319,8 @@ static struct proc *find_proc(struct kstat *ks, const struct kmt_event *ev)
 	return p;
 }
 
-/* The previous object at this pointer was freed without an event we saw. */
+/* The object at this pointer is no longer alive: freed, or (at a new
+ * allocation of the pointer) freed without an event we saw. */
 static void forget_live(struct kstat *ks, struct ptrstat *p)
 {
 	struct site *s = item(&ks->sites, p->site);
@@ -371,13 +386,7 @@ static void add_lifetime(struct kstat *ks, struct ptrstat *p, const struct kmt_e
 	struct site *s = item(&ks->sites, p->site);
 	struct cache *c = item(&ks->caches, p->cache);
 
-	s->alive--;
-	s->alive_bytes -= p->last_alloc;
-	c->alive--;
-	c->alive_bytes -= p->last_alloc;
-	ks->alive--;
-	ks->alive_bytes -= p->last_alloc;
-	p->live = false;
+	forget_live(ks, p);
 	if (!p->timed || !ev->has_time)
 		return;
 	s->freed++;
@@ -579,6 +588,100 @@ int kstat_add(struct kstat *ks, const struct kmt_event *ev, int cpu)
 		return add_slab_alloc(ks, ev, cpu);
 	add_slab_free(ks, ev, cpu);
 	return 0;
+}
+
+/* --- adding what was counted elsewhere (BPF maps) ---------------------------- */
+
+int kstat_add_slab_agg(struct kstat *ks, const struct kstat_slab_agg *a)
+{
+	struct kkey sk = { .a = a->call_site };
+	struct site *s = table_find(&ks->sites, &sk, true);
+	struct cache *c = s ? find_cache_named(ks, a->cache) : NULL;
+
+	if (!c)
+		return -1;
+	s->hit += (uint32_t)a->hit;
+	s->bytes_req += a->bytes_req;
+	s->bytes_alloc += a->bytes_alloc;
+	s->pingpong += (uint32_t)a->pingpong;
+	s->freed += a->frees;
+	s->alive += a->alive;
+	s->alive_bytes += a->alive_bytes;
+	c->allocs += a->hit;
+	c->freed += a->frees;
+	c->alive += a->alive;
+	c->alive_bytes += a->alive_bytes;
+	for (int i = 0; a->life && i < LIFE_BUCKETS; i++) {
+		s->life[i] += a->life[i];
+		c->life[i] += a->life[i];
+	}
+	ks->requested += a->bytes_req;
+	ks->allocated += a->bytes_alloc;
+	ks->freed += a->freed_bytes;
+	ks->nr_allocs += a->hit;
+	ks->alive += a->alive;
+	ks->alive_bytes += a->alive_bytes;
+	return 0;
+}
+
+int kstat_add_proc_agg(struct kstat *ks, const struct kstat_proc_agg *a)
+{
+	struct kkey k = { .a = a->pid };
+	struct proc *p = table_find(&ks->procs, &k, true);
+
+	if (!p)
+		return -1;
+	if (a->comm && a->comm[0])
+		snprintf(p->comm, sizeof(p->comm), "%s", a->comm);
+	p->allocs += a->allocs;
+	p->frees += a->frees;
+	p->bytes_req += a->bytes_req;
+	p->bytes_alloc += a->bytes_alloc;
+	return 0;
+}
+
+void kstat_add_cross_node(struct kstat *ks, uint64_t allocs)
+{
+	ks->nr_cross_node += allocs;
+}
+
+int kstat_node_of_cpu(const struct kstat *ks, int cpu)
+{
+	return node_of(ks, cpu);
+}
+
+static void table_clear(struct table *t)
+{
+	t->n = 0;
+	if (t->slots)
+		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+}
+
+void kstat_clear(struct kstat *ks)
+{
+	struct kstat keep = *ks;
+
+	table_clear(&keep.sites);
+	table_clear(&keep.caches);
+	table_clear(&keep.ptrs);
+	table_clear(&keep.procs);
+	table_clear(&keep.live_pages);
+	table_clear(&keep.page_allocs);
+	table_clear(&keep.page_callers);
+	memset(ks, 0, sizeof(*ks));
+	ks->sites = keep.sites;
+	ks->caches = keep.caches;
+	ks->ptrs = keep.ptrs;
+	ks->procs = keep.procs;
+	ks->live_pages = keep.live_pages;
+	ks->page_allocs = keep.page_allocs;
+	ks->page_callers = keep.page_callers;
+	ks->node_of_cpu = keep.node_of_cpu;
+	ks->ncpus = keep.ncpus;
+	ks->node_of_block = keep.node_of_block;
+	ks->nblocks = keep.nblocks;
+	ks->pages_per_block = keep.pages_per_block;
+	ks->page_size = DEFAULT_PAGE_SIZE;
 }
 
 /* --- what tests and callers read ---------------------------------------------- */
@@ -1287,4 +1390,71 @@ void kstat_print(struct kstat *ks, const struct kstat_opts *o, const struct ksta
 		print_lifetimes(ks, o, names, out);
 	print_procs(ks, o, out);
 	print_extra_summary(ks, out);
+}
+
+/* --- printing: JSON (--json) ------------------------------------------------------- */
+
+static void json_slab_rows(const struct kstat *ks, bool caller, int lines,
+			   const struct kstat_sort *sort, const struct kstat_names *names,
+			   FILE *out)
+{
+	size_t n, i;
+	struct slab_row *rows = slab_rows(ks, caller, &n);
+	char name[256];
+
+	fprintf(out, ",\"%s\":[", caller ? "callers" : "pointers");
+	if (rows && n > 1)
+		qsort_r(rows, n, sizeof(*rows), slab_row_cmp,
+			(void *)(sort->nkeys ? sort : &default_slab_sort));
+	for (i = 0; rows && i < n && (lines < 0 || i < (size_t)lines); i++) {
+		const struct slab_row *r = &rows[i];
+
+		names->callsite(names->ctx, r->call_site, true, name, sizeof(name));
+		fprintf(out, "%s{", i ? "," : "");
+		if (!caller)
+			fprintf(out, "\"ptr\":\"%#llx\",", (unsigned long long)r->ptr);
+		fputs("\"callsite\":", out);
+		json_put_string(out, name);
+		fprintf(out, ",\"call_site\":\"%#llx\",\"bytes_alloc\":%llu,\"bytes_req\":%llu,"
+			     "\"hit\":%u,\"pingpong\":%u,\"frag_pct\":%.3f}",
+			(unsigned long long)r->call_site, (unsigned long long)r->bytes_alloc,
+			(unsigned long long)r->bytes_req, r->hit, r->pingpong,
+			fragmentation(r->bytes_req, r->bytes_alloc));
+	}
+	fprintf(out, "],\"%s_rows\":%zu", caller ? "callers" : "pointers", rows ? n : 0);
+	free(rows);
+}
+
+void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
+		      const struct kstat_names *names, FILE *out)
+{
+	struct kstat_totals t;
+
+	kstat_totals(ks, &t);
+	fputs("{\"type\":\"stat\"", out);
+	if (o->slab) {
+		fprintf(out, ",\"slab\":{\"requested\":%llu,\"allocated\":%llu,\"freed\":%llu,"
+			     "\"wasted\":%llu,\"frag_pct\":%.6f,\"allocs\":%llu,"
+			     "\"cross_node\":%llu,\"pingpong\":%llu,\"alive\":%llu,"
+			     "\"alive_bytes\":%llu",
+			(unsigned long long)ks->requested, (unsigned long long)ks->allocated,
+			(unsigned long long)ks->freed,
+			(unsigned long long)(ks->allocated - ks->requested),
+			fragmentation(ks->requested, ks->allocated), (unsigned long long)t.nr_allocs,
+			(unsigned long long)t.nr_cross_node, (unsigned long long)t.pingpong,
+			(unsigned long long)t.alive, (unsigned long long)t.alive_bytes);
+		if (o->caller)
+			json_slab_rows(ks, true, o->caller_lines, &o->caller_sort, names, out);
+		if (o->alloc)
+			json_slab_rows(ks, false, o->alloc_lines, &o->alloc_sort, names, out);
+		fputc('}', out);
+	}
+	if (o->page)
+		fprintf(out, ",\"page\":{\"allocs\":%llu,\"frees\":%llu,\"fails\":%llu,"
+			     "\"nomatch\":%llu,\"alloc_bytes\":%llu,\"free_bytes\":%llu}",
+			(unsigned long long)t.page_allocs, (unsigned long long)t.page_frees,
+			(unsigned long long)t.page_fails, (unsigned long long)t.page_nomatch,
+			(unsigned long long)ks->page_alloc_bytes,
+			(unsigned long long)ks->page_free_bytes);
+	fprintf(out, ",\"lost\":%llu}\n", (unsigned long long)ks->lost);
 }

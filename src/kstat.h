@@ -96,6 +96,45 @@ void kstat_free(struct kstat *ks);
  */
 int kstat_add(struct kstat *ks, const struct kmt_event *ev, int cpu);
 
+/*
+ * What was counted elsewhere (--stat's BPF maps) rather than event by
+ * event: a call site's allocations of one cache, added to the call site's
+ * row, the cache's and the totals.
+ */
+struct kstat_slab_agg {
+	uint64_t call_site;
+	const char *cache; /* the cache's name, as kstat_cache_name() makes it */
+	uint64_t hit, bytes_req, bytes_alloc;
+	uint64_t pingpong;        /* frees on another CPU than their allocation */
+	uint64_t frees, freed_bytes; /* frees of these allocations */
+	uint64_t alive, alive_bytes; /* not freed (nor replaced unseen) */
+	const uint64_t *life;     /* 64 buckets as kstat_site's, NULL: none */
+};
+
+int kstat_add_slab_agg(struct kstat *ks, const struct kstat_slab_agg *a);
+
+struct kstat_proc_agg {
+	uint64_t pid;
+	const char *comm;
+	uint64_t allocs, frees, bytes_req, bytes_alloc;
+};
+
+int kstat_add_proc_agg(struct kstat *ks, const struct kstat_proc_agg *a);
+
+/* Slab allocations that asked for another NUMA node than their CPU's. */
+void kstat_add_cross_node(struct kstat *ks, uint64_t allocs);
+
+/* The node of a CPU in the topology kstat_new was given (0: unknown). */
+int kstat_node_of_cpu(const struct kstat *ks, int cpu);
+
+/* The name a slab cache's row has: type (enum kmt_type_id) kmalloc is
+ * named by its size class; name NULL or empty: by its size. */
+void kstat_cache_name(unsigned int type, const char *name, uint64_t bytes_alloc, char *buf,
+		      size_t size);
+
+/* Back to no events, the topology kept. */
+void kstat_clear(struct kstat *ks);
+
 /* Events lost on the way, for the summary. */
 void kstat_set_lost(struct kstat *ks, uint64_t events);
 
@@ -103,6 +142,12 @@ void kstat_set_lost(struct kstat *ks, uint64_t events);
  * processes and what is still alive. */
 void kstat_print(struct kstat *ks, const struct kstat_opts *opts,
 		 const struct kstat_names *names, FILE *out);
+
+/* --json: one line, one object of the slab SUMMARY (and the --caller and
+ * --alloc rows as the text would list them) and the page totals
+ * (docs/JSON.md). */
+void kstat_print_json(struct kstat *ks, const struct kstat_opts *opts,
+		      const struct kstat_names *names, FILE *out);
 
 /* What the tests and the summary read. */
 struct kstat_totals {

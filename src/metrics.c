@@ -59,6 +59,7 @@ static const char *const key_label[KMT_BY_COUNT] = {
 	[KMT_BY_CACHE] = "cache",
 	[KMT_BY_CALLSITE] = "callsite",
 	[KMT_BY_COMM] = "comm",
+	[KMT_BY_CGROUP] = "cgroup",
 };
 
 /* The kernel events of each type, allocation and free. */

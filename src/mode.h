@@ -72,6 +72,7 @@ struct mode_ops {
 };
 
 extern const struct mode_ops stream_mode;
+extern const struct mode_ops statbpf_mode;
 extern const struct mode_ops hist_mode;
 extern const struct mode_ops allocinfo_mode;
 extern const struct mode_ops exporter_mode;

@@ -12,10 +12,12 @@
  * whose first word is the length with BUSY and DISCARD bits.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
 
@@ -29,6 +31,7 @@ struct ring {
 	const unsigned long *producer_pos;
 	const char *data;
 	size_t mask;
+	unsigned long long read_until; /* ns: see ring_reader_read_until() */
 };
 
 struct ring_reader {
@@ -119,7 +122,9 @@ fail:
 	return NULL;
 }
 
-static int consume_ring(struct ring_reader *rr, int idx, long *count)
+/* Consumes what ring idx holds; sets *drained unless it stopped at its
+ * per-call limit with records left. */
+static int consume_ring(struct ring_reader *rr, int idx, long *count, bool *drained)
 {
 	struct ring *r = &rr->rings[idx];
 	unsigned long cons = __atomic_load_n(r->consumer_pos, __ATOMIC_ACQUIRE);
@@ -149,20 +154,46 @@ static int consume_ring(struct ring_reader *rr, int idx, long *count)
 			prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
 	}
 	__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
+	*drained = cons >= prod || cons - start < rr->ring_size;
 	return ret;
+}
+
+/* The clock of the records' timestamps (bpf_ktime_get_ns). */
+static unsigned long long monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 int ring_reader_consume(struct ring_reader *rr)
 {
+	/* Every producer position is read after this: a ring read to its
+	 * end (empty ones too) holds nothing reserved before it. */
+	unsigned long long now = monotonic_ns();
 	long count = 0;
 
 	for (int i = 0; i < rr->nrings; i++) {
-		int ret = consume_ring(rr, i, &count);
+		bool drained = false;
+		int ret = consume_ring(rr, i, &count, &drained);
 
 		if (ret < 0)
 			return ret;
+		if (drained)
+			rr->rings[i].read_until = now;
 	}
 	return count > INT32_MAX ? INT32_MAX : (int)count;
+}
+
+unsigned long long ring_reader_read_until(const struct ring_reader *rr)
+{
+	unsigned long long until = ~0ULL;
+
+	for (int i = 0; i < rr->nrings; i++)
+		if (rr->rings[i].read_until < until)
+			until = rr->rings[i].read_until;
+	return rr->nrings ? until : 0;
 }
 
 int ring_reader_poll(struct ring_reader *rr, int timeout_ms)

@@ -21,4 +21,14 @@ void ring_reader_free(struct ring_reader *rr);
 int ring_reader_poll(struct ring_reader *rr, int timeout_ms);
 int ring_reader_consume(struct ring_reader *rr);
 
+/*
+ * CLOCK_MONOTONIC ns up to which every ring has been read: each ring's
+ * last consume that reached its producer position (an empty ring's too,
+ * so an idle CPU does not hold the others back) started after it.  Except
+ * a record still being written then (BUSY): the reader stops at it and
+ * reads it, and those after it, the next time.  0 until every ring has
+ * been read once.
+ */
+unsigned long long ring_reader_read_until(const struct ring_reader *rr);
+
 #endif

@@ -12,17 +12,20 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "budget.h"
 #include "clock.h"
 #include "env.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
 #include "ksyms.h"
+#include "memcg.h"
 #include "pfn.h"
 #include "session.h"
 
@@ -57,6 +60,14 @@ int session_fail(struct session *s, const char *fmt, ...)
 	return -1;
 }
 
+int session_refused(struct session *s, int errnum)
+{
+	memcg_explain(errnum, s->err, sizeof(s->err));
+	if (errnum == ENOMEM)
+		s->out_of_memory = true;
+	return -1;
+}
+
 struct ksyms *session_ksyms(struct session *s)
 {
 	if (s->ksyms_tried)
@@ -83,6 +94,20 @@ static void say_detected(const struct session *s)
 		kf->cache_free_args == KMT_CACHE_FREE_NAME ? "with name" : "plain",
 		kf->atomic_fetch ? "yes" : "no (sequence numbers may repeat)",
 		kf->tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)");
+}
+
+/* A ring and an -o file per CPU: on the largest machines more descriptors
+ * than the usual soft limit of 1024.  Raised within the hard limit; past
+ * it, creating a ring or file fails and says so. */
+static void raise_open_files(int ncpus)
+{
+	rlim_t want = budget_open_files(ncpus);
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 int session_new(struct session *s, const struct env *env)
@@ -113,6 +138,7 @@ int session_new(struct session *s, const struct env *env)
 	if (s->ncpus > KMT_MAX_CPUS)
 		return session_fail(s, "%d CPUs: kmemsnoop handles at most %d", s->ncpus,
 				    KMT_MAX_CPUS);
+	raise_open_files(s->ncpus);
 	if (env->verbose)
 		say_detected(s);
 	return 0;
@@ -122,8 +148,8 @@ int session_new(struct session *s, const struct env *env)
 
 static int create_modes(struct session *s)
 {
-	static const struct mode_ops *const all[] = { &stream_mode, &hist_mode, &allocinfo_mode,
-						       &exporter_mode };
+	static const struct mode_ops *const all[] = { &stream_mode, &statbpf_mode, &hist_mode,
+						       &allocinfo_mode, &exporter_mode };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		struct mode *m;
@@ -200,6 +226,21 @@ static void calibrate_pages(struct session *s)
 		fprintf(stderr, "kmemsnoop: struct page array at 0x%llx\n", s->vmemmap_base);
 }
 
+/* Large kmallocs, whose page allocation is not counted again (large.bpf.h). */
+static void configure_large(struct session *s)
+{
+	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
+	unsigned long long over = s->kf.kmalloc_large_over;
+	__u32 order = 0;
+
+	if (!over)
+		return; /* the BPF side's defaults match nothing */
+	while (((unsigned long long)ro->page_size << order) <= over)
+		order++;
+	ro->large_kmalloc_over = over;
+	ro->large_min_order = order;
+}
+
 /* What every mode shares: the filters and the kernel's layouts. */
 static void configure_common(struct session *s)
 {
@@ -224,6 +265,7 @@ static void configure_common(struct session *s)
 	ro->cache_alloc_args = s->kf.cache_alloc_args;
 	ro->cache_free_args = s->kf.cache_free_args;
 	ro->vmemmap_base = s->vmemmap_base;
+	configure_large(s);
 	if (ro->sized_frees)
 		bpf_map__set_max_entries(s->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
 }
@@ -288,10 +330,13 @@ static int load_and_attach(struct session *s)
 		s->modes[i]->ops->configure(s->modes[i], s->skel);
 	choose_programs(s);
 	err = kmemsnoop_bpf__load(s->skel);
-	if (err)
-		return session_fail(s, "loading the BPF programs (%s): %s%s",
-				    s->raw_tp ? "raw_tp" : "tp_btf", strerror(-err),
-				    s->env->verbose ? "" : " (-v shows why)");
+	if (err) {
+		session_fail(s, "loading the BPF programs (%s): %s%s",
+			     s->raw_tp ? "raw_tp" : "tp_btf", strerror(-err),
+			     s->env->verbose ? "" : " (-v shows why)");
+		/* Not EPERM here: the verifier and lockdown say that too. */
+		return -err == ENOMEM ? session_refused(s, ENOMEM) : -1;
+	}
 	for (int i = 0; i < s->nmodes; i++)
 		if (s->modes[i]->ops->loaded && s->modes[i]->ops->loaded(s->modes[i]))
 			return -1;
@@ -309,7 +354,7 @@ static int load_with_fallback(struct session *s)
 	s->raw_tp = s->env->force_raw_tp || !s->kf.tp_btf_void_arg;
 	if (!load_and_attach(s))
 		return 0;
-	if (s->raw_tp)
+	if (s->raw_tp || s->out_of_memory)
 		return -1;
 	memcpy(first_err, s->err, sizeof(first_err));
 	unload(s);

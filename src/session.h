@@ -53,6 +53,7 @@ struct session {
 	bool target_gone;
 	bool counted_out;            /* the run ended after COUNT ticks */
 	int cgroup_fd;               /* --cgroup's directory, -1 without */
+	bool out_of_memory;          /* the kernel refused memory (session_refused) */
 	char err[512];
 };
 
@@ -65,6 +66,12 @@ void session_free(struct session *s);
 
 /* Records a one-line reason; returns -1. */
 __attribute__((format(printf, 2, 3))) int session_fail(struct session *s, const char *fmt, ...);
+
+/* After session_fail for memory the kernel refused with errnum (a map, a
+ * mapping): names the memory cgroup limit when one may be why (memcg.h),
+ * and on ENOMEM spares the raw_tp retry that would fail the same way.
+ * Returns -1. */
+int session_refused(struct session *s, int errnum);
 
 /* The kernel's symbols, loaded once (NULL when unreadable: said once). */
 struct ksyms *session_ksyms(struct session *s);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Where stream records go: ftrace-style text (text.c), a kmemtrace
- * directory (binout.c), or the --stat tables (statsink.c).  The live
- * stream (stream.c) and the reader of recordings (binin.c, -i) feed the
- * same interface.
+ * Where stream records go: ftrace-style text (text.c) or JSON (json.c),
+ * live behind the time order of ordersink.c, a kmemtrace directory
+ * (binout.c), or the --stat tables (statsink.c).  The live stream
+ * (stream.c) and the reader of recordings (binin.c, -i) feed the same
+ * interface.
  */
 #ifndef KMEMSNOOP_SINK_H
 #define KMEMSNOOP_SINK_H
@@ -20,6 +21,7 @@ struct sink;
 struct sink_losses {
 	uint64_t events;
 	uint64_t bytes;
+	uint64_t missed; /* events the kernel skipped (recursion); live only */
 };
 
 struct sink_ops {
@@ -32,14 +34,22 @@ struct sink_ops {
 	/* After the last: flush, and what was lost on the way. */
 	int (*end)(struct sink *sk, const struct sink_losses *lost);
 	/*
-	 * Optional, for a sink that aggregates.  sync: every record of every
-	 * CPU that happened before before_ns (CLOCK_MONOTONIC) has been given
-	 * to record(): the rings are read one after the other, so records
-	 * arrive in time order only up to such a point.  report: print what
-	 * has been aggregated so far, with what was lost so far.
+	 * Optional, for a sink that orders or aggregates.  sync: every ring
+	 * has been read past before_ns (CLOCK_MONOTONIC): every record that
+	 * happened before it has been given to record(), less those still
+	 * being written then (reorder.h's margin): the rings are read one
+	 * after the other, so records arrive in time order only up to such a
+	 * point.  report: print what has been aggregated so far, with what was
+	 * lost so far.
 	 */
 	int (*sync)(struct sink *sk, unsigned long long before_ns);
 	int (*report)(struct sink *sk, const struct sink_losses *lost);
+	/*
+	 * Optional: can the output still be written where it should go?
+	 * Called about once a second while tracing (never per record); -1,
+	 * the reason in err, ends the trace.
+	 */
+	int (*check)(struct sink *sk);
 	void (*destroy)(struct sink *sk);
 };
 
@@ -47,6 +57,7 @@ struct sink {
 	const struct sink_ops *ops;
 	char err[512];
 	unsigned long long undecodable; /* records a text sink could not decode */
+	unsigned long long out_of_order; /* records given on before an earlier one (reorder.h) */
 };
 
 #endif /* KMEMSNOOP_SINK_H */

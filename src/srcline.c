@@ -159,15 +159,22 @@ int srcline_build_id(struct srcline *d, const unsigned char **bits)
 	return len > 0 ? len : 0;
 }
 
-/* "mm/slub.c" rather than "/build/linux/mm/slub.c", as the kernel prints. */
-static const char *relative(const char *file, const char *comp_dir)
+/*
+ * "mm/slub.c" rather than "/build/linux/mm/slub.c", as the kernel prints.
+ * The compilation directory need not be absolute: reproducible builds map
+ * it to a relative one (Debian's kernels: "debian/build/build_amd64_none_
+ * cloud-amd64"), which libdw prefixes to the unit's file names all the same.
+ */
+const char *srcline_relative(const char *file, const char *comp_dir)
 {
 	size_t n;
 
 	if (!file)
 		return "??";
-	if (comp_dir && file[0] == '/') {
+	if (comp_dir) {
 		n = strlen(comp_dir);
+		while (n > 1 && comp_dir[n - 1] == '/')
+			n--;
 		if (n && !strncmp(file, comp_dir, n) && file[n] == '/')
 			file += n + 1;
 	}
@@ -206,7 +213,7 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *scope, struct srcline_frame *f)
 	    !dwarf_getsrcfiles(cu, &files, &nfiles) && file_idx < nfiles)
 		file = dwarf_filesrc(files, file_idx, NULL, NULL);
 	dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attr), &line);
-	f->file = relative(file, cu_comp_dir(cu));
+	f->file = srcline_relative(file, cu_comp_dir(cu));
 	f->line = (unsigned int)line;
 	f->func = NULL;
 }
@@ -342,7 +349,7 @@ int srcline_lookup(struct srcline *d, unsigned long long addr, struct srcline_fr
 	line = dwarf_getsrc_die(cu, addr - bias);
 	if (!line || dwarf_lineno(line, &lineno))
 		return 0;
-	frames[0].file = relative(dwarf_linesrc(line, NULL, NULL), cu_comp_dir(cu));
+	frames[0].file = srcline_relative(dwarf_linesrc(line, NULL, NULL), cu_comp_dir(cu));
 	frames[0].line = (unsigned int)lineno;
 	frames[0].func = NULL;
 	return inline_chain(cu, addr - bias, frames, max);

@@ -54,4 +54,10 @@ int srcline_build_id(struct srcline *d, const unsigned char **bits);
  */
 int srcline_lookup(struct srcline *d, unsigned long long addr, struct srcline_frame *frames, int max);
 
+/*
+ * file without the compilation directory comp_dir (absolute or relative)
+ * and leading "./": a path in the source tree.  "??" when file is NULL.
+ */
+const char *srcline_relative(const char *file, const char *comp_dir);
+
 #endif

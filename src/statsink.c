@@ -3,9 +3,8 @@
  * The --stat sink: records are decoded and given to kstat.c in time order.
  * Live, each CPU's ring is in order but the rings are read one after the
  * other, so an allocation on one CPU can arrive after its free on another:
- * records wait here, sorted by time, until the stream says that everything
- * before some time has been read (sync).  A margin covers records
- * reserved before that time but not yet submitted when their ring was read.
+ * records wait (reorder.h) until the stream says that everything before
+ * some time has been read (sync), and are then counted in time order.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,16 +18,9 @@
 #include "ksyms.h"
 #include "kstat.h"
 #include "record.h"
+#include "reorder.h"
 #include "sink.h"
 #include "statsink.h"
-
-#define SYNC_MARGIN_NS 10000000ULL /* 10 ms */
-
-struct pending {
-	struct kmt_event ev;
-	int cpu;
-	unsigned long long arrival; /* ring order within a CPU at equal times */
-};
 
 struct stat_sink {
 	struct sink sink;
@@ -37,11 +29,9 @@ struct stat_sink {
 	struct kstat_opts opts;
 	struct ksyms *ksyms;
 	struct gfp_names *gfp;
-	bool reorder;
-	struct pending *pending;
-	size_t npending, cap;
-	unsigned long long arrivals;
+	struct reorder *held; /* NULL: records are taken as they come */
 	unsigned long long reports;
+	bool json; /* --json: one object per report */
 };
 
 static struct stat_sink *stat_of(struct sink *sk)
@@ -55,10 +45,18 @@ static int fail(struct stat_sink *ss, const char *what)
 	return -1;
 }
 
-static int add(struct stat_sink *ss, const struct kmt_event *ev, int cpu)
+static int add(void *ctx, const struct kmt_event *ev, int cpu)
 {
+	struct stat_sink *ss = ctx;
+
 	return kstat_add(ss->ks, ev, ev->has_time ? (int)ev->cpu : cpu) ?
 		       fail(ss, "--stat: out of memory") : 0;
+}
+
+/* What reorder.h returned: add()'s, or its own lack of memory. */
+static int held_status(struct stat_sink *ss, int ret)
+{
+	return ret == REORDER_NOMEM ? fail(ss, "--stat: out of memory") : ret;
 }
 
 static int stat_begin(struct sink *sk)
@@ -71,76 +69,39 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 		       const struct kmt_event *ev)
 {
 	struct stat_sink *ss = stat_of(sk);
-	struct kmt_event decoded;
-	struct pending *p;
+	struct kmt_event decoded, *slot = ss->held ? reorder_next(ss->held) : &decoded;
 
-	if (!ev) {
-		if (kmt_decode(data, size, &decoded) != KMT_OK) {
-			sk->undecodable++;
-			return 0;
-		}
-		ev = &decoded;
+	if (ev) {
+		if (!ss->held || !ev->has_time)
+			return add(ss, ev, cpu);
+		*slot = *ev;
+	} else if (kmt_decode(data, size, slot) != KMT_OK) {
+		sk->undecodable++;
+		return 0;
 	}
-	if (!ss->reorder || !ev->has_time)
-		return add(ss, ev, cpu);
-	if (ss->npending == ss->cap) {
-		size_t cap = ss->cap ? ss->cap * 2 : 4096;
-		struct pending *grown = realloc(ss->pending, cap * sizeof(*grown));
-
-		if (!grown)
-			return fail(ss, "--stat: out of memory");
-		ss->pending = grown;
-		ss->cap = cap;
-	}
-	p = &ss->pending[ss->npending++];
-	p->ev = *ev;
-	p->cpu = cpu;
-	p->arrival = ss->arrivals++;
-	return 0;
-}
-
-static int pending_cmp(const void *a, const void *b)
-{
-	const struct pending *l = a, *r = b;
-
-	if (l->ev.timestamp != r->ev.timestamp)
-		return l->ev.timestamp < r->ev.timestamp ? -1 : 1;
-	return l->arrival < r->arrival ? -1 : l->arrival > r->arrival;
-}
-
-/* Gives kstat the records before until (all of them: ~0ULL), in time order. */
-static int release(struct stat_sink *ss, unsigned long long until)
-{
-	size_t n = 0;
-
-	if (ss->npending > 1) /* none yet: pending may be NULL, which qsort must not get */
-		qsort(ss->pending, ss->npending, sizeof(*ss->pending), pending_cmp);
-	while (n < ss->npending && ss->pending[n].ev.timestamp < until) {
-		if (add(ss, &ss->pending[n].ev, ss->pending[n].cpu))
-			return -1;
-		n++;
-	}
-	if (n && n < ss->npending)
-		memmove(ss->pending, ss->pending + n, (ss->npending - n) * sizeof(*ss->pending));
-	ss->npending -= n;
-	return 0;
+	if (!ss->held || !slot->has_time)
+		return add(ss, slot, cpu);
+	return held_status(ss, reorder_push(ss->held, cpu));
 }
 
 static int stat_sync(struct sink *sk, unsigned long long before_ns)
 {
 	struct stat_sink *ss = stat_of(sk);
 
-	if (!ss->npending || before_ns < SYNC_MARGIN_NS)
-		return 0;
-	return release(ss, before_ns - SYNC_MARGIN_NS);
+	return ss->held ? held_status(ss, reorder_sync(ss->held, before_ns)) : 0;
 }
 
 static int stat_end(struct sink *sk, const struct sink_losses *lost)
 {
 	struct stat_sink *ss = stat_of(sk);
+	int ret;
 
 	kstat_set_lost(ss->ks, lost->events);
-	return release(ss, ~0ULL);
+	if (!ss->held)
+		return 0;
+	ret = held_status(ss, reorder_flush(ss->held));
+	sk->out_of_order = reorder_out_of_order(ss->held);
+	return ret;
 }
 
 static void name_callsite(void *ctx, uint64_t addr, bool with_offset, char *buf, size_t size)
@@ -169,9 +130,13 @@ static int stat_report(struct sink *sk, const struct sink_losses *lost)
 	struct kstat_names names = { name_callsite, name_gfp, ss };
 
 	kstat_set_lost(ss->ks, lost->events);
-	if (ss->reports++)
-		fputc('\n', ss->out);
-	kstat_print(ss->ks, &ss->opts, &names, ss->out);
+	if (ss->json) {
+		kstat_print_json(ss->ks, &ss->opts, &names, ss->out);
+	} else {
+		if (ss->reports++)
+			fputc('\n', ss->out);
+		kstat_print(ss->ks, &ss->opts, &names, ss->out);
+	}
 	fflush(ss->out);
 	if (ferror(ss->out)) {
 		if (errno == EPIPE)
@@ -181,13 +146,18 @@ static int stat_report(struct sink *sk, const struct sink_losses *lost)
 	return 0;
 }
 
+struct kstat *stat_sink_tables(struct sink *sk)
+{
+	return stat_of(sk)->ks;
+}
+
 static void stat_destroy(struct sink *sk)
 {
 	struct stat_sink *ss = stat_of(sk);
 
 	kstat_free(ss->ks);
 	gfp_names_free(ss->gfp);
-	free(ss->pending);
+	reorder_free(ss->held);
 	free(ss);
 }
 
@@ -322,7 +292,7 @@ static void read_topology(struct topo_read *t, struct kstat_topology *topo)
 }
 
 struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms,
-			   const struct btf *vmlinux, bool reorder, char *err, size_t err_size)
+			   const struct gfp_names *gfp, int rings, char *err, size_t err_size)
 {
 	struct stat_sink *ss = calloc(1, sizeof(*ss));
 	struct kstat_topology topo;
@@ -331,11 +301,13 @@ struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms
 	read_topology(&t, &topo);
 	if (ss) {
 		ss->ks = kstat_new(&topo);
-		ss->gfp = gfp_names_new(vmlinux);
+		ss->gfp = gfp_names_copy(gfp);
+		if (rings > 0)
+			ss->held = reorder_new(REORDER_CAP, rings, add, ss);
 	}
 	free(t.cpus);
 	free(t.blocks);
-	if (!ss || !ss->ks || !ss->gfp) {
+	if (!ss || !ss->ks || !ss->gfp || (rings > 0 && !ss->held)) {
 		if (ss)
 			stat_destroy(&ss->sink);
 		snprintf(err, err_size, "--stat: out of memory");
@@ -344,7 +316,7 @@ struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms
 	ss->sink.ops = &stat_sink_ops;
 	ss->out = out;
 	ss->opts = env->stat_opts;
+	ss->json = env->json;
 	ss->ksyms = ksyms;
-	ss->reorder = reorder;
 	return &ss->sink;
 }

@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-struct btf;
+struct gfp_names;
+struct kstat;
 struct env;
 struct ksyms;
 struct sink;
@@ -14,13 +15,17 @@ struct sink;
 /*
  * Prints to out, at each report, what env asks for (--caller, --alloc,
  * --slab, --page, -s, -l), call sites named by ksyms (borrowed; NULL:
- * addresses) and GFP flags by the kernel vmlinux describes.  reorder: the
- * records come from several rings and are held until sync says that no
- * earlier record can still come (live); without it they are taken in the
- * order given (a recording's replay, already merged by time).  NULL with
- * a reason in err.
+ * addresses) and GFP flags by gfp (the sink keeps a copy).  rings: the
+ * records come from that many rings and are held until sync says that no
+ * earlier record can still come (live); 0: they are taken in the order
+ * given (a recording's replay, already merged by time, or the tables
+ * filled by statbpf.c).  NULL with a reason in err.
  */
 struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms,
-			   const struct btf *vmlinux, bool reorder, char *err, size_t err_size);
+			   const struct gfp_names *gfp, int rings, char *err, size_t err_size);
+
+/* The sink's tables, for a mode that fills them itself (--stat's BPF maps,
+ * statbpf.c) and then asks the sink to report them. */
+struct kstat *stat_sink_tables(struct sink *sk);
 
 #endif

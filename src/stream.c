@@ -15,10 +15,16 @@
 #include <bpf/libbpf.h>
 
 #include "binout.h"
+#include "budget.h"
+#include "cpuloss.h"
 #include "env.h"
+#include "gfp.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
 #include "mode.h"
+#include "ordersink.h"
+#include "recheader.h"
+#include "reorder.h"
 #include "ringbuf.h"
 #include "session.h"
 #include "json.h"
@@ -31,9 +37,16 @@ struct stream {
 	struct sink *sink;
 	int *ring_fds;
 	struct ring_reader *rings;
+	unsigned long long ring_size; /* bytes per CPU: -b, or the budget's rule */
 	unsigned long long records;
 	bool output_gone; /* stdout's reader went away (EPIPE) */
+	unsigned long long next_check_ns; /* when to ask the sink if its output is there */
 };
+
+/* How often the sink is asked whether its output is still there (-o DIR
+ * removed): a file system call, so not per record, but soon enough that a
+ * recording does not go on for long into files no one can open. */
+#define CHECK_EVERY_NS 1000000000ULL
 
 static struct stream *stream_of(struct mode *m)
 {
@@ -42,7 +55,7 @@ static struct stream *stream_of(struct mode *m)
 
 static bool stream_selected(const struct env *env)
 {
-	return !env->hist && !env->allocinfo && !env->listen;
+	return !env->hist && !env->allocinfo && !env->listen && !env_stat_in_bpf(env);
 }
 
 /* The hot path: every record of every ring. */
@@ -64,33 +77,55 @@ static int on_record(void *ctx, int cpu, const void *data, size_t size)
 	return 0;
 }
 
+/* stdout's buffer: glibc ignores setvbuf's size without one, and stdout is
+ * flushed at exit, after every mode is gone. */
+static char stdout_buffer[1 << 20];
+
+/* The sink env asks for, GFP flags named by gfp; NULL after session_fail(). */
+static struct sink *make_sink(struct stream *st, struct session *s, const struct gfp_names *gfp)
+{
+	char err[sizeof(s->err)] = "out of memory";
+	struct rec_header hdr;
+	struct sink *sink;
+
+	if (s->env->output_dir) {
+		recheader_collect(&hdr, s->ncpus, st->ring_size);
+		sink = binout_sink_new(s->env->output_dir, s->ncpus, &hdr, gfp, err, sizeof(err));
+	} else if (s->env->stat) {
+		sink = stat_sink_new(stdout, s->env, session_ksyms(s), gfp, s->ncpus, err,
+				     sizeof(err));
+		st->mode.interval = s->env->interval;
+	} else {
+		/* Live lines in time order, as the kernel's trace file has them. */
+		sink = order_sink_new((s->env->json ? json_sink_new : text_sink_new)(
+					      stdout, session_ksyms(s), gfp),
+				      s->ncpus);
+		if (sink)
+			setvbuf(stdout, stdout_buffer, _IOFBF, sizeof(stdout_buffer));
+	}
+	if (!sink)
+		session_fail(s, "%s", err);
+	return sink;
+}
+
 static struct mode *stream_create(struct session *s)
 {
 	struct stream *st = calloc(1, sizeof(*st));
-	char err[sizeof(s->err)];
+	struct gfp_names *gfp = gfp_names_new(s->vmlinux);
 
-	if (!st) {
+	if (!st || !gfp) {
 		session_fail(s, "out of memory");
+		free(st);
+		gfp_names_free(gfp);
 		return NULL;
 	}
-	if (s->env->output_dir) {
-		st->sink = binout_sink_new(s->env->output_dir, s->ncpus, err, sizeof(err));
-		if (!st->sink)
-			session_fail(s, "%s", err);
-	} else if (s->env->stat) {
-		st->sink = stat_sink_new(stdout, s->env, session_ksyms(s), s->vmlinux, true, err,
-					 sizeof(err));
-		if (!st->sink)
-			session_fail(s, "%s", err);
-		st->mode.interval = s->env->interval;
-	} else {
-		st->sink = (s->env->json ? json_sink_new : text_sink_new)(stdout, session_ksyms(s),
-									   s->vmlinux);
-		if (!st->sink)
-			session_fail(s, "out of memory");
-		else
-			setvbuf(stdout, NULL, _IOFBF, 1 << 20);
-	}
+	st->ring_size = s->env->ring_size ? s->env->ring_size : budget_ring_size(s->ncpus);
+	if (s->env->verbose)
+		fprintf(stderr, "kmemsnoop: ring buffers of %llu KiB on each of %d CPUs, %llu MiB "
+				"in all%s\n", st->ring_size >> 10, s->ncpus,
+			st->ring_size * s->ncpus >> 20, s->env->ring_size ? " (-b)" : "");
+	st->sink = make_sink(st, s, gfp);
+	gfp_names_free(gfp);
 	if (!st->sink) {
 		free(st);
 		return NULL;
@@ -112,11 +147,12 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 {
 	const struct session *s = m->session;
+	const struct stream *st = stream_of(m);
 
 	skel->rodata->do_stream = true;
 	skel->rodata->filtered_free_classes = s->env->events;
 	/* A wakeup when about a quarter of the ring has filled. */
-	skel->rodata->wakeup_records = s->env->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
+	skel->rodata->wakeup_records = st->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
 	/* The inner template's size does not matter: the kernel does not
 	 * compare ring sizes of map-in-map values, so the rings made in
 	 * create_rings() can have any. */
@@ -140,7 +176,7 @@ static int create_rings(struct mode *m)
 	struct stream *st = stream_of(m);
 	struct session *s = m->session;
 	int outer = bpf_map__fd(s->skel->maps.rings);
-	unsigned long long size = s->env->ring_size;
+	unsigned long long size = st->ring_size;
 
 	free_rings(st, s->ncpus); /* those of a load that fell back */
 	st->ring_fds = calloc(s->ncpus, sizeof(int));
@@ -150,16 +186,24 @@ static int create_rings(struct mode *m)
 		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "kmt_ring", 0, 0, size, NULL);
 
 		st->ring_fds[cpu] = fd;
-		if (fd < 0)
-			return session_fail(s, "creating the ring buffer of CPU %d (%llu bytes): %s",
-					    cpu, size, strerror(errno));
+		if (fd < 0) {
+			int e = errno;
+
+			session_fail(s, "creating the ring buffer of CPU %d (%llu bytes): %s", cpu,
+				     size, strerror(e));
+			return session_refused(s, e);
+		}
 		if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY))
 			return session_fail(s, "installing the ring buffer of CPU %d: %s", cpu,
 					    strerror(errno));
 	}
 	st->rings = ring_reader_new(st->ring_fds, s->ncpus, size, on_record, st);
-	if (!st->rings)
-		return session_fail(s, "mapping the ring buffers: %s", strerror(errno));
+	if (!st->rings) {
+		int e = errno;
+
+		session_fail(s, "mapping the ring buffers: %s", strerror(e));
+		return session_refused(s, e);
+	}
 	return 0;
 }
 
@@ -206,15 +250,28 @@ static unsigned long long monotonic_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* A sink that aggregates learns how far the rings have been read. */
-static int sync_sink(struct stream *st, unsigned long long before_ns)
+/* A sink that orders or aggregates learns how far the rings have been read. */
+static int sync_sink(struct stream *st)
 {
 	int ret;
 
 	if (!st->sink->ops->sync)
 		return 0;
-	ret = st->sink->ops->sync(st->sink, before_ns);
-	if (ret < 0)
+	ret = st->sink->ops->sync(st->sink, ring_reader_read_until(st->rings));
+	if (ret == SINK_GONE)
+		st->output_gone = true;
+	else if (ret < 0)
+		return session_fail(st->mode.session, "%s", st->sink->err);
+	return 0;
+}
+
+/* Now and then: the sink's output can still be written. */
+static int check_sink(struct stream *st, unsigned long long now_ns)
+{
+	if (!st->sink->ops->check || now_ns < st->next_check_ns)
+		return 0;
+	st->next_check_ns = now_ns + CHECK_EVERY_NS;
+	if (st->sink->ops->check(st->sink))
 		return session_fail(st->mode.session, "%s", st->sink->err);
 	return 0;
 }
@@ -222,7 +279,6 @@ static int sync_sink(struct stream *st, unsigned long long before_ns)
 static int stream_wait(struct mode *m, int ms)
 {
 	struct stream *st = stream_of(m);
-	unsigned long long before = monotonic_ns();
 	int ret;
 
 	if (st->output_gone)
@@ -232,14 +288,17 @@ static int stream_wait(struct mode *m, int ms)
 		return MODE_END;
 	if (ret < 0 && !m->session->err[0])
 		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
-	if (ret >= 0 && sync_sink(st, before))
+	if (ret >= 0 && (sync_sink(st) || check_sink(st, monotonic_ns())))
 		return -1;
+	if (st->output_gone)
+		return MODE_END;
 	return ret < 0 ? -1 : MODE_OK;
 }
 
 static void sum_losses(const struct session *s, struct sink_losses *lost)
 {
 	lost->events = lost->bytes = 0;
+	lost->missed = session_missed(s);
 	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++) {
 		lost->events += s->skel->bss->losses[cpu].events;
 		lost->bytes += s->skel->bss->losses[cpu].bytes;
@@ -264,15 +323,39 @@ static int report(struct stream *st)
 static int stream_tick(struct mode *m)
 {
 	struct stream *st = stream_of(m);
-	unsigned long long before = monotonic_ns();
 
 	if (st->output_gone)
 		return MODE_END;
 	if (ring_reader_consume(st->rings) < 0 && !st->output_gone)
 		return session_fail(m->session, "reading the ring buffers");
-	if (sync_sink(st, before))
+	if (sync_sink(st))
 		return -1;
+	if (st->output_gone)
+		return MODE_END;
 	return report(st);
+}
+
+/* The CPUs that lost most, one line each, and the others in one line. */
+static void print_cpu_losses(const struct session *s)
+{
+	int n = s->ncpus < KMT_MAX_CPUS ? s->ncpus : KMT_MAX_CPUS;
+	struct cpu_loss *l = calloc(n, sizeof(*l));
+	struct cpu_loss_rest rest;
+	size_t shown;
+
+	if (!l)
+		return; /* the total line said it */
+	for (int cpu = 0; cpu < n; cpu++)
+		l[cpu] = (struct cpu_loss){ cpu, s->skel->bss->losses[cpu].events,
+					    s->skel->bss->losses[cpu].bytes };
+	shown = cpuloss_select(l, n, CPULOSS_MAX_LINES, &rest);
+	for (size_t i = 0; i < shown; i++)
+		fprintf(stderr, "kmemsnoop: cpu %d lost %llu events (%llu bytes)\n", l[i].cpu,
+			(unsigned long long)l[i].events, (unsigned long long)l[i].bytes);
+	if (rest.cpus)
+		fprintf(stderr, "kmemsnoop: %zu other CPUs lost %llu events (%llu bytes)\n",
+			rest.cpus, (unsigned long long)rest.events, (unsigned long long)rest.bytes);
+	free(l);
 }
 
 static void print_summary(const struct stream *st, const struct sink_losses *lost)
@@ -282,13 +365,8 @@ static void print_summary(const struct stream *st, const struct sink_losses *los
 
 	fprintf(stderr, "kmemsnoop: %llu events written, %llu lost (%llu bytes)\n", st->records,
 		(unsigned long long)lost->events, (unsigned long long)lost->bytes);
-	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++) {
-		const struct kmt_loss *l = &s->skel->bss->losses[cpu];
-
-		if (l->events)
-			fprintf(stderr, "kmemsnoop: cpu %d lost %llu events (%llu bytes)\n", cpu,
-				(unsigned long long)l->events, (unsigned long long)l->bytes);
-	}
+	if (lost->events)
+		print_cpu_losses(s);
 	if (misses)
 		fprintf(stderr, "kmemsnoop: %llu events missed: they happened while the same "
 				"program was running on their CPU (interrupts), so BPF skipped them\n",
@@ -296,6 +374,10 @@ static void print_summary(const struct stream *st, const struct sink_losses *los
 	if (st->sink->undecodable)
 		fprintf(stderr, "kmemsnoop: %llu records could not be decoded\n",
 			st->sink->undecodable);
+	if (st->sink->out_of_order)
+		fprintf(stderr, "kmemsnoop: %llu events out of time order: more than %d "
+				"waited for the other CPUs' rings, or came later than %llu ms\n",
+			st->sink->out_of_order, REORDER_CAP, REORDER_MARGIN_NS / 1000000);
 }
 
 /* After detach, what is in the rings is all there will be: drain them. */
@@ -310,10 +392,11 @@ static int stream_finish(struct mode *m, bool final)
 	if (ret < 0 && !st->output_gone && !m->session->err[0])
 		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
 	sum_losses(m->session, &lost);
-	print_summary(st, &lost);
 	ret = ret < 0 && !st->output_gone ? -1 : 0;
 	if (st->sink->ops->end(st->sink, &lost) < 0 && !st->output_gone && !ret)
 		ret = session_fail(m->session, "%s", st->sink->err);
+	/* After end: the records it let go count in the summary. */
+	print_summary(st, &lost);
 	/* After COUNT intervals the last tick was the last output. */
 	if (!ret && final && !st->output_gone && st->sink->ops->report && report(st) < 0)
 		ret = -1;

@@ -281,13 +281,13 @@ static const struct sink_ops text_out_ops = {
 	.destroy = text_out_destroy,
 };
 
-struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct btf *vmlinux)
+struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_names *gfp)
 {
 	struct text_out *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
-	t->gfp = gfp_names_new(vmlinux);
+	t->gfp = gfp_names_copy(gfp);
 	if (!t->gfp) {
 		free(t);
 		return NULL;

@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 
-struct btf;
 struct kmt_event;
 struct ksyms;
 struct gfp_names;
@@ -27,9 +26,9 @@ size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, cha
 
 /*
  * A sink (sink.h) that prints records as text to out, with call sites
- * named by ksyms (borrowed; NULL: addresses) and GFP flags by the kernel
- * vmlinux describes (NULL: a built-in table).  NULL when out of memory.
+ * named by ksyms (borrowed; NULL: addresses) and GFP flags by gfp (the
+ * sink keeps a copy).  NULL when out of memory.
  */
-struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct btf *vmlinux);
+struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_names *gfp);
 
 #endif

@@ -59,8 +59,9 @@ __attribute__((format(printf, 2, 3))) static void result(bool ok, const char *fm
 /* --- the object ----------------------------------------------------------------- */
 
 struct setup {
-	bool stream, hist, allocinfo;
+	bool stream, hist, allocinfo, stat;
 	bool atomics;           /* the raw_ entry points, else rawc_ */
+	bool large;             /* kmallocs above 2 pages come from pages (SLUB) */
 	__u32 buckets;          /* allocinfo's table: a power of two */
 	__u64 min_size, max_size; /* a size filter when max_size is set */
 };
@@ -84,7 +85,8 @@ static void configure(struct kmemsnoop_bpf *skel, const struct setup *s)
 	ro->do_stream = s->stream;
 	ro->do_hist = s->hist;
 	ro->do_allocinfo = s->allocinfo;
-	ro->filtered_free_classes = s->stream || s->hist ? EV_ALL : 0;
+	ro->do_stat = s->stat;
+	ro->filtered_free_classes = s->stream || s->hist || s->stat ? EV_ALL : 0;
 	ro->page_size = 4096;
 	ro->kmalloc_args = kf.kmalloc_args;
 	ro->cache_alloc_args = kf.cache_alloc_args;
@@ -105,6 +107,17 @@ static void configure(struct kmemsnoop_bpf *skel, const struct setup *s)
 		bpf_map__set_max_entries(skel->maps.ai_ptrs, 64);
 		bpf_map__set_max_entries(skel->maps.ai_sites, 16);
 		bpf_map__set_max_entries(skel->maps.ai_stack_map, 64);
+	}
+	if (s->stat) {
+		bpf_map__set_max_entries(skel->maps.stat_ptrs, 2);
+		bpf_map__set_max_entries(skel->maps.stat_sites, 16);
+		bpf_map__set_max_entries(skel->maps.stat_cache_names, 16);
+		bpf_map__set_max_entries(skel->maps.stat_procs, 16);
+	}
+	if (s->large) {
+		ro->large_kmalloc_over = 2 * 4096;
+		ro->large_min_order = 2;
+		bpf_map__set_max_entries(skel->maps.hist_large_pages, 16);
 	}
 	if (s->stream)
 		bpf_map__set_max_entries(skel->maps.rings, ncpus);
@@ -184,6 +197,25 @@ static void site_counts(struct kmemsnoop_bpf *skel, const struct setup *s, __u64
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		*bytes += per_cpu[cpu].bytes;
 		*calls += per_cpu[cpu].calls;
+	}
+}
+
+/* Bytes and calls over every site. */
+static void all_counts(struct kmemsnoop_bpf *skel, const struct setup *s, long long *bytes,
+		       long long *calls)
+{
+	int fd = bpf_map__fd(s->atomics ? skel->maps.ai_site_ids : skel->maps.ai_sites);
+	__u64 key, *prev = NULL;
+	long long b, c;
+
+	*bytes = *calls = 0;
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		site_counts(skel, s, key, &b, &c);
+		if (b != -1) {
+			*bytes += b;
+			*calls += c;
+		}
 	}
 }
 
@@ -361,6 +393,69 @@ static void test_page_order(const struct setup *base)
 	kmemsnoop_bpf__destroy(skel);
 }
 
+/*
+ * A large kmalloc as 6.18 traces it: its page, a kmalloc
+ * from the kernel's large-kmalloc helper, the same kmalloc from its
+ * caller; then kfree and the page's free.  --allocinfo and --hist
+ * together count one allocation, under the caller, and one free.
+ */
+static void test_large(const struct setup *base)
+{
+	enum { BYTES = 16384, SLOT_ORDER = 2 };
+	const __u64 page = 0xffffea0000400000ULL, inner = SITE2;
+	__u64 palloc[4] = { page, SLOT_ORDER, GFP_KERNEL, 0 }, pfree[2] = { page, SLOT_ORDER };
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	struct kmt_hist_level l;
+	struct kmt_ai_stats st;
+	long long b1, c1, b2, c2, ball, call;
+	__u32 slot = kmt_hist_slot(BYTES);
+
+	s.allocinfo = s.hist = s.large = true;
+	s.buckets = 4;
+	skel = load(&s, "large.counts");
+	if (!skel)
+		return;
+	if (run(skel, &s, "mm_page_alloc", palloc, 4) &&
+	    kmalloc(skel, &s, inner, PTR, 10240, BYTES) && kmalloc(skel, &s, SITE1, PTR, 10240, BYTES) &&
+	    hist_level0(skel, &l)) {
+		site_counts(skel, &s, SITE1, &b1, &c1);
+		site_counts(skel, &s, inner, &b2, &c2);
+		all_counts(skel, &s, &ball, &call);
+		st = ai_stats(skel);
+		result(b1 == BYTES && c1 == 1 && b2 == 0 && c2 == 0 && ball == BYTES && call == 1 &&
+			       st.replaced == 0 && l.slots[KMT_TYPE_PAGES][slot] == 0 &&
+			       l.slots[KMT_TYPE_KMALLOC][slot] == 1 &&
+			       l.bytes_alloc[KMT_TYPE_KMALLOC] == BYTES &&
+			       l.bytes_alloc[KMT_TYPE_PAGES] == 0,
+		       "large.%s.counts: a page and two kmallocs of it: caller %lld/%lld (want "
+		       "%d/1), helper %lld/%lld (want 0/0), all %lld/%lld (want %d/1), replaced %llu "
+		       "(want 0); hist pages %llu, kmallocs %llu of %llu bytes (want 0, 1, %d)",
+		       path_name(&s), b1, c1, BYTES, b2, c2, ball, call, BYTES,
+		       (unsigned long long)st.replaced,
+		       (unsigned long long)l.slots[KMT_TYPE_PAGES][slot],
+		       (unsigned long long)l.slots[KMT_TYPE_KMALLOC][slot],
+		       (unsigned long long)l.bytes_alloc[KMT_TYPE_KMALLOC], BYTES);
+	}
+	if (kfree(skel, &s, PTR) && run(skel, &s, "mm_page_free", pfree, 2) &&
+	    hist_level0(skel, &l)) {
+		all_counts(skel, &s, &ball, &call);
+		st = ai_stats(skel);
+		result(ball == 0 && call == 0 && st.untracked_frees[KMT_TYPE_PAGES] == 0 &&
+			       st.untracked_frees[KMT_TYPE_KMALLOC] == 0 && st.order_mismatch == 0 &&
+			       l.frees[KMT_TYPE_KMALLOC] == 1 && l.frees[KMT_TYPE_PAGES] == 0,
+		       "large.%s.free: kfree and the page's free: all %lld/%lld (want 0/0), "
+		       "untracked %llu/%llu (want 0/0), order mismatch %llu (want 0); hist frees "
+		       "%llu kmalloc, %llu pages (want 1, 0)", path_name(&s), ball, call,
+		       (unsigned long long)st.untracked_frees[KMT_TYPE_KMALLOC],
+		       (unsigned long long)st.untracked_frees[KMT_TYPE_PAGES],
+		       (unsigned long long)st.order_mismatch,
+		       (unsigned long long)l.frees[KMT_TYPE_KMALLOC],
+		       (unsigned long long)l.frees[KMT_TYPE_PAGES]);
+	}
+	kmemsnoop_bpf__destroy(skel);
+}
+
 /* --- hist, filters, both parts at once --------------------------------------------- */
 
 static void test_hist(const struct setup *base)
@@ -488,6 +583,113 @@ static void test_stream(const struct setup *base)
 	kmemsnoop_bpf__destroy(skel);
 }
 
+/* --- --stat in maps ------------------------------------------------------------------ */
+
+/* The kmalloc key of site with 256-byte objects, summed over the CPUs. */
+static struct kmt_stat_site stat_site(struct kmemsnoop_bpf *skel, __u64 site)
+{
+	struct kmt_stat_key key = { .call_site = site, .bytes_alloc = 256,
+				    .type = KMT_TYPE_KMALLOC };
+	struct kmt_stat_site *per_cpu = calloc(ncpus, sizeof(*per_cpu)), sum = { 0 };
+
+	if (per_cpu && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.stat_sites), &key, per_cpu))
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			for (size_t i = 0; i < sizeof(sum) / sizeof(__u64); i++)
+				((__u64 *)&sum)[i] += ((__u64 *)&per_cpu[cpu])[i];
+	free(per_cpu);
+	return sum;
+}
+
+static struct kmt_stat_misc stat_misc(struct kmemsnoop_bpf *skel)
+{
+	struct kmt_stat_misc *per_cpu = calloc(ncpus, sizeof(*per_cpu)), sum = { 0 };
+	__u32 zero = 0;
+
+	if (per_cpu && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.stat_misc), &zero, per_cpu))
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			for (size_t i = 0; i < sizeof(sum) / sizeof(__u64); i++)
+				((__u64 *)&sum)[i] += ((__u64 *)&per_cpu[cpu])[i];
+	free(per_cpu);
+	return sum;
+}
+
+static unsigned long long life_total(const struct kmt_stat_site *v)
+{
+	unsigned long long n = 0;
+
+	for (int i = 0; i < KMT_STAT_LIFE; i++)
+		n += v->life[i];
+	return n;
+}
+
+static bool on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+/*
+ * Two allocations of one pointer (the first one's free unseen: replaced),
+ * its free (one lifetime, no ping-pong), a free never allocated
+ * (untracked), a pointer map of 2 overflowing (counted, never alive), and
+ * a free on another CPU than the allocation (ping-pong).
+ */
+static void test_stat(const struct setup *base)
+{
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	struct kmt_stat_site v;
+	struct kmt_stat_misc m;
+
+	s.stat = true;
+	skel = load(&s, "stat.maps");
+	if (!skel)
+		return;
+	if (kmalloc(skel, &s, SITE1, PTR, 200, 256) && kmalloc(skel, &s, SITE1, PTR, 200, 256) &&
+	    kfree(skel, &s, PTR) && kfree(skel, &s, PTR + 0x100)) {
+		v = stat_site(skel, SITE1);
+		m = stat_misc(skel);
+		result(v.hit == 2 && v.bytes_req == 400 && v.bytes_alloc == 512 && v.frees == 1 &&
+			       v.freed_bytes == 256 && v.ended == 1 && v.ended_bytes == 256 &&
+			       v.pingpong == 0 && life_total(&v) == 1 && m.replaced == 1 &&
+			       m.untracked_frees == 1,
+		       "stat.%s.replaced: hit %llu (want 2), req/alloc %llu/%llu (want 400/512), "
+		       "frees %llu/%llu bytes (want 1/256), ended %llu/%llu (want 1/256), ping-pong "
+		       "%llu (want 0), lifetimes %llu (want 1), replaced %llu (want 1), untracked "
+		       "frees %llu (want 1)", path_name(&s), (unsigned long long)v.hit,
+		       (unsigned long long)v.bytes_req, (unsigned long long)v.bytes_alloc,
+		       (unsigned long long)v.frees, (unsigned long long)v.freed_bytes,
+		       (unsigned long long)v.ended, (unsigned long long)v.ended_bytes,
+		       (unsigned long long)v.pingpong, life_total(&v), (unsigned long long)m.replaced,
+		       (unsigned long long)m.untracked_frees);
+	}
+	if (kmalloc(skel, &s, SITE2, PTR + 0x100, 100, 256) &&
+	    kmalloc(skel, &s, SITE2, PTR + 0x200, 100, 256) &&
+	    kmalloc(skel, &s, SITE2, PTR + 0x300, 100, 256)) {
+		v = stat_site(skel, SITE2);
+		m = stat_misc(skel);
+		result(v.hit == 3 && v.ended == 1 && m.ptrs_full == 1,
+		       "stat.%s.ptrs_full: 3 allocations, a pointer map of 2: hit %llu (want 3), "
+		       "ended %llu (want 1), pointer map full %llu (want 1)", path_name(&s),
+		       (unsigned long long)v.hit, (unsigned long long)v.ended,
+		       (unsigned long long)m.ptrs_full);
+	}
+	if (ncpus < 2 || !on_cpu(1)) {
+		printf("SKIP: stat.%s.pingpong: no CPU 1 to free on\n", path_name(&s));
+	} else if (kfree(skel, &s, PTR + 0x100)) {
+		v = stat_site(skel, SITE2);
+		result(v.pingpong == 1 && v.frees == 1,
+		       "stat.%s.pingpong: allocated on CPU %d, freed on CPU 1: ping-pong %llu "
+		       "(want 1), frees %llu (want 1)", path_name(&s), CPU,
+		       (unsigned long long)v.pingpong, (unsigned long long)v.frees);
+	}
+	on_cpu(CPU);
+	kmemsnoop_bpf__destroy(skel);
+}
+
 /* --- main ------------------------------------------------------------------------------ */
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -554,9 +756,11 @@ int main(void)
 		test_zero(&base);
 		test_full_bucket(&base);
 		test_page_order(&base);
+		test_large(&base);
 		test_hist(&base);
 		test_filter_both(&base);
 		test_stream(&base);
+		test_stat(&base);
 	}
 	return failures ? 1 : 0;
 }

@@ -942,3 +942,89 @@ compare_to_oracle() {
 first_lines() {
 	head -n "$1" | tr '\n\t' '| ' | sed 's/|$//'
 }
+
+# wait_for FILE PATTERN SECONDS: until a line of FILE matches PATTERN
+# (status 1 when SECONDS pass first).
+wait_for() {
+	local end=$((SECONDS + $3))
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.05
+	done
+}
+
+# wl_traced ID WL_ARGS KS_ARGS...: workload wID started with WL_ARGS (one
+# string, split on blanks) and waiting, traced by kmemsnoop kID with -p and
+# KS_ARGS.  Status 1 with $WHY set (the workload killed).
+wl_traced() {
+	local id=$1 args=$2
+	shift 2
+	WHY=
+	# shellcheck disable=SC2086
+	if ! wl_start "w$id" $args; then
+		WHY="the workload did not start: $(head -c 200 "$WORK/w$id.werr")"
+		return 1
+	fi
+	if ! ks_start "k$id" -p "${WL_PID[w$id]}" "$@"; then
+		WHY="kmemsnoop $*: $(ks_start_fail_why "k$id")"
+		wl_kill "w$id"
+		return 1
+	fi
+}
+
+# msg_hold ID SIZE COUNT KS_ARGS...: a msg-hold workload wID (COUNT SysV
+# messages of SIZE bytes) traced by kmemsnoop kID with -p and KS_ARGS;
+# returns when the messages are held.  Status 1 with $WHY set.  wl_go wID
+# then lets it receive them and remove the queue.
+msg_hold() {
+	local id=$1 size=$2 count=$3
+	shift 3
+	wl_traced "$id" "msg-hold $size $count" "$@" || return 1
+	wl_go "w$id"
+	if ! wait_for "$WORK/w$id.wout" '^held$' 20; then
+		WHY="the workload did not hold its messages: $(head -c 200 "$WORK/w$id.werr")"
+		return 1
+	fi
+}
+
+# --------------------------------------------------------------- BPF objects
+
+BPFTOOL=${BPFTOOL:-$(command -v bpftool || echo /usr/sbin/bpftool)}
+
+# bpf_ids PID: "prog N", "map N" and "link N" lines for the BPF objects
+# PID holds open (fdinfo of its fds), sorted and unique: its own only,
+# whatever other BPF users run at the same time.
+bpf_ids() {
+	awk '$1 == "prog_id:" { print "prog", $2 } $1 == "map_id:" { print "map", $2 }
+	$1 == "link_id:" { print "link", $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u
+}
+
+# bpf_id_exists KIND ID: status 0 while the kernel still has the object.
+bpf_id_exists() {
+	"$BPFTOOL" "$1" show id "$2" >/dev/null 2>&1
+}
+
+# links_of_progs IDS_FILE: the "link N" of every link on the system that
+# holds one of the programs listed ("prog N" lines) in IDS_FILE.
+links_of_progs() {
+	"$BPFTOOL" -j link list 2>/dev/null | grep -o '"id":[0-9]*,[^}]*"prog_id":[0-9]*' |
+		sed 's/^"id":\([0-9]*\),.*"prog_id":\([0-9]*\)$/\1 \2/' |
+		awk -v f="$1" 'BEGIN { while ((getline l < f) > 0) { split(l, w, " "); if (w[1] == "prog") p[w[2]] = 1 } }
+		($2 in p) { print "link", $1 }'
+}
+
+# bpf_still_there IDS_FILE SECONDS: the ids of IDS_FILE the kernel still
+# has, and the links still holding its programs, waiting up to SECONDS for
+# the kernel's deferred release (RCU, work queues) of what a process held;
+# status 1 when none is left.
+bpf_still_there() {
+	local ids=$1 left end=$((SECONDS + $2)) kind id
+	while :; do
+		left=$(while read -r kind id; do
+			bpf_id_exists "$kind" "$id" && echo "$kind $id"
+		done <"$ids"; links_of_progs "$ids")
+		[ -z "$left" ] || [ $SECONDS -ge $end ] && break
+		sleep 0.1
+	done
+	echo "$left" | sort -u | grep .
+}

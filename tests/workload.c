@@ -88,6 +88,17 @@
  *       of them cached by the pipe until the close).  The user buffer is
  *       touched before --wait blocks so it causes no page fault later.
  *
+ *   piperesize N
+ *       N times: two pipes, each set to 1 MiB with F_SETPIPE_SZ (256 slots:
+ *       pipe_resize_ring kcalloc's 256 x 40 = 10240 bytes, above the
+ *       largest kmalloc cache, so the page allocator serves it as one
+ *       order-2 compound page: mm_page_alloc order=2, then kmalloc
+ *       bytes_req=10240 bytes_alloc=16384 from pipe_resize_ring+...; it
+ *       frees the 16-slot ring it replaces, a 640-byte kmalloc from
+ *       alloc_pipe_info), then both closed (kfree of the 10240-byte ring,
+ *       then mm_page_free order=2 of its page).  Nothing is written.
+ *       Needs 1 MiB <= pipe-max-size (the default) or CAP_SYS_RESOURCE.
+ *
  *   openclose N
  *       N x open("/dev/null") + close: each pair makes three
  *       kmem_cache_alloc (names_cache from getname_flags, filp from
@@ -97,6 +108,12 @@
  *   noise SECONDS SIZE
  *       Repeats "msg SIZE 8" and "openclose 8" for SECONDS seconds: a
  *       steady stream of allocations from another process for filter tests.
+ *
+ *   msg-rounds SECONDS SIZE COUNT
+ *       Repeats "msg SIZE COUNT" with a pause of 100 ms after each round
+ *       until SECONDS have passed, then prints "rounds N": a known number
+ *       (N x COUNT) of load_msg kmallocs spread over a long run, at a rate
+ *       small enough for a tracefs instance to keep up with (tests/soak.sh).
  *
  * Exit status: 0 done, 1 a system call failed, 2 bad usage.
  */
@@ -152,8 +169,8 @@ usage(const char *fmt, ...)
 	fputs("usage: workload [--wait] COMMAND ARGS [+ COMMAND ARGS]...\n"
 	      "commands: msg SIZE COUNT | msg-hold SIZE COUNT | fork-msg SIZE COUNT |\n"
 	      "          thread-msg SIZE COUNT (alone) | pingpong SIZE COUNT |\n"
-	      "          pipe PAGES | openclose N |\n"
-	      "          noise SECONDS SIZE\n",
+	      "          pipe PAGES | piperesize N | openclose N |\n"
+	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT\n",
 	      stderr);
 	exit(2);
 }
@@ -463,6 +480,26 @@ static void do_pipe(long pages)
 	close(p[1]);
 }
 
+#define PIPE_RESIZE_BYTES (PIPE_MAX_PAGES * PAGE)
+
+static void do_piperesize(long n)
+{
+	int p[2][2];
+
+	for (long i = 0; i < n; i++) {
+		for (int j = 0; j < 2; j++) {
+			if (pipe(p[j]))
+				die("pipe");
+			if (fcntl(p[j][1], F_SETPIPE_SZ, PIPE_RESIZE_BYTES) < 0)
+				die("F_SETPIPE_SZ");
+		}
+		for (int j = 0; j < 2; j++) {
+			close(p[j][0]);
+			close(p[j][1]);
+		}
+	}
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -481,10 +518,25 @@ static void do_noise(long seconds, long size)
 	}
 }
 
+static void do_msg_rounds(long seconds, long size, long count)
+{
+	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+	double end = now() + seconds;
+	long rounds = 0;
+
+	while (now() < end) {
+		do_msg(size, count);
+		rounds++;
+		/* EINTR only shortens a pause: the count stays exact. */
+		nanosleep(&pause, NULL);
+	}
+	say("rounds %ld\n", rounds);
+}
+
 /* One parsed command of the "+"-separated list. */
 struct step {
 	const char *cmd;
-	long a, b;
+	long a, b, c;
 };
 
 #define MAX_STEPS 32
@@ -498,10 +550,12 @@ static void parse_step(char **av, int n, struct step *st)
 	if (!strcmp(cmd, "msg") || !strcmp(cmd, "msg-hold") ||
 	    !strcmp(cmd, "fork-msg") || !strcmp(cmd, "thread-msg") || !strcmp(cmd, "pingpong"))
 		want = 2;
-	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose"))
+	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize"))
 		want = 1;
 	else if (!strcmp(cmd, "noise"))
 		want = 2;
+	else if (!strcmp(cmd, "msg-rounds"))
+		want = 3;
 	else
 		usage("unknown command '%s'", cmd);
 	if (n - 1 != want)
@@ -509,11 +563,15 @@ static void parse_step(char **av, int n, struct step *st)
 
 	if (!strcmp(cmd, "pipe")) {
 		st->a = number(av[1], 1, PIPE_MAX_PAGES, "PAGES");
-	} else if (!strcmp(cmd, "openclose")) {
+	} else if (!strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize")) {
 		st->a = number(av[1], 0, 100000000, "N");
 	} else if (!strcmp(cmd, "noise")) {
 		st->a = number(av[1], 0, 86400, "SECONDS");
 		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
+	} else if (!strcmp(cmd, "msg-rounds")) {
+		st->a = number(av[1], 0, 86400 * 7, "SECONDS");
+		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
+		st->c = number(av[3], 0, 1000000, "COUNT");
 	} else {
 		st->a = number(av[1], 0, MSG_MAX_TEXT, "SIZE");
 		st->b = number(av[2], 0, 1000000, "COUNT");
@@ -534,8 +592,12 @@ static void run_step(const struct step *st)
 		do_pipe(st->a);
 	else if (!strcmp(st->cmd, "openclose"))
 		do_openclose(st->a);
+	else if (!strcmp(st->cmd, "piperesize"))
+		do_piperesize(st->a);
 	else if (!strcmp(st->cmd, "noise"))
 		do_noise(st->a, st->b);
+	else if (!strcmp(st->cmd, "msg-rounds"))
+		do_msg_rounds(st->a, st->b, st->c);
 }
 
 static void run_thread_msg(int wait, long size, long count)

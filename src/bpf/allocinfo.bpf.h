@@ -60,6 +60,10 @@
 
 const volatile bool ai_total = false;  /* --allocinfo=total */
 const volatile bool ai_stacks = false; /* --stacks */
+/* --pprof: also what was allocated, not only what is outstanding (two more
+ * adds per allocation, paid only when asked for; with ai_total the two are
+ * the same and user space reads bytes and calls). */
+const volatile bool ai_alloc_totals = false;
 /* ai_table: a bucket is the top bits of the pointer times an odd constant
  * (the best mixed bits of the product), ai_bucket_shift = 64 - their
  * number; ai_bucket_mask: the number of buckets - 1 (a power of two - 1).
@@ -152,6 +156,16 @@ static __always_inline void ai_counts_add(struct kmt_ai_count *c, __s64 bytes, _
 {
 	__sync_fetch_and_add(&c->bytes, bytes);
 	__sync_fetch_and_add(&c->calls, calls);
+}
+
+/* An allocation: outstanding and allocated both grow. */
+static __always_inline void ai_counts_alloc(struct kmt_ai_count *c, __s64 bytes)
+{
+	ai_counts_add(c, bytes, 1);
+	if (!ai_alloc_totals)
+		return;
+	__sync_fetch_and_add(&c->alloc_bytes, bytes);
+	__sync_fetch_and_add(&c->alloc_calls, 1);
 }
 
 static __always_inline struct kmt_ai_count *ai_site_counts(__u64 site)
@@ -261,7 +275,8 @@ static __always_inline int ai_table_insert(__u64 ptr, __u64 val)
 	return -1;
 }
 
-static __always_inline int ai_alloc_table(__u64 site, __u64 ptr, __u64 bytes)
+/* true when counted; *counted (if given): the site's index. */
+static __always_inline bool ai_alloc_table(__u64 site, __u64 ptr, __u64 bytes, __u64 *counted)
 {
 	struct kmt_ai_count *c = NULL;
 	long idx = ai_site_index(site);
@@ -271,16 +286,18 @@ static __always_inline int ai_alloc_table(__u64 site, __u64 ptr, __u64 bytes)
 		c = bpf_map_lookup_elem(&ai_counts, &i);
 	if (!c) {
 		AI_COUNT_LOST(sites_full, bytes);
-		return 0;
+		return false;
 	}
 	/* bytes >= 4G cannot be stored in a slot (no allocator gives that
 	 * much at once): counted as not tracked rather than truncated. */
 	if (!ai_total && (bytes >> 32 || ai_table_insert(ptr, i | bytes << 32))) {
 		AI_COUNT_LOST(ptrs_full, bytes);
-		return 0;
+		return false;
 	}
-	ai_counts_add(c, bytes, 1);
-	return 0;
+	ai_counts_alloc(c, bytes);
+	if (counted)
+		*counted = i;
+	return true;
 }
 
 static __always_inline void ai_count_order(__u8 type, __u64 bytes, __u32 order)
@@ -320,6 +337,8 @@ static __always_inline int ai_free_table(__u8 type, __u64 ptr, __u32 order)
 		 * the same pointer at once (a kernel bug) counts once. */
 		if (__sync_val_compare_and_swap(&bk->slot[i].ptr, ptr, 0) != ptr)
 			return 0;
+		if (!(val >> 32))
+			return 0; /* a large kmalloc's page: its kmalloc counts it */
 		ai_count_order(type, val >> 32, order);
 		ai_count_sub((__u32)val, val >> 32);
 		return 0;
@@ -330,7 +349,8 @@ static __always_inline int ai_free_table(__u8 type, __u64 ptr, __u32 order)
 
 /* --- without atomics: ai_ptrs, ai_sites ----------------------------------------- */
 
-static __always_inline int ai_alloc_hash(__u64 site, __u64 ptr, __u64 bytes)
+/* true when counted; *counted (if given): the site's key. */
+static __always_inline bool ai_alloc_hash(__u64 site, __u64 ptr, __u64 bytes, __u64 *counted)
 {
 	struct kmt_ai_ptr val;
 	struct kmt_ai_count *c;
@@ -339,7 +359,7 @@ static __always_inline int ai_alloc_hash(__u64 site, __u64 ptr, __u64 bytes)
 	c = ai_site_counts(site);
 	if (!c) {
 		AI_COUNT_LOST(sites_full, bytes);
-		return 0;
+		return false;
 	}
 	if (!ai_total) {
 		val.site = site;
@@ -352,11 +372,13 @@ static __always_inline int ai_alloc_hash(__u64 site, __u64 ptr, __u64 bytes)
 			err = ai_replace(ptr, &val);
 		if (err) { /* -E2BIG: full; -EBUSY: its bucket is locked on this CPU */
 			AI_COUNT_LOST(ptrs_full, bytes);
-			return 0;
+			return false;
 		}
 	}
-	ai_counts_add(c, bytes, 1);
-	return 0;
+	ai_counts_alloc(c, bytes);
+	if (counted)
+		*counted = site;
+	return true;
 }
 
 static __always_inline int ai_free_hash(__u8 type, __u64 ptr, __u32 order)
@@ -371,6 +393,8 @@ static __always_inline int ai_free_hash(__u8 type, __u64 ptr, __u32 order)
 	val = *p;
 	if (bpf_map_delete_elem(&ai_ptrs, &ptr))
 		return 0; /* another CPU's free of the same pointer won */
+	if (!val.bytes)
+		return 0; /* a large kmalloc's page: its kmalloc counts it */
 	ai_count_order(type, val.bytes, order);
 	ai_site_sub(val.site, val.bytes);
 	return 0;
@@ -380,25 +404,115 @@ static __always_inline int ai_free_hash(__u8 type, __u64 ptr, __u32 order)
 
 /*
  * An allocation that passed the filters.  atomic_fetch: a compile-time
- * constant of the entry point (5.12+ only); bytes: what it took.
+ * constant of the entry point (5.12+ only); bytes: what it took.  true
+ * when it was counted; then *counted (if given) is what it was counted
+ * under, for ai_uncount().
  */
-static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 type, __u64 site,
-					   __u64 ptr, __u64 bytes)
+static __always_inline bool allocinfo_alloc_site(void *ctx, bool atomic_fetch, __u8 type,
+						 __u64 site, __u64 ptr, __u64 bytes,
+						 __u64 *counted)
 {
 	if (ptr <= KMT_ZERO_SIZE_PTR)
-		return 0; /* failed, or kmalloc(0): no memory to account */
+		return false; /* failed, or kmalloc(0): no memory to account */
 	if (ai_stacks || type == KMT_TYPE_PAGES) {
 		long id = bpf_get_stackid(ctx, &ai_stack_map, AI_STACK_SKIP);
 
 		if (id < 0) { /* -EEXIST: its bucket holds another stack */
 			AI_COUNT_LOST(stack_failed, bytes);
-			return 0;
+			return false;
 		}
 		site = id;
 	}
 	if (atomic_fetch)
-		return ai_alloc_table(site, ptr, bytes);
-	return ai_alloc_hash(site, ptr, bytes);
+		return ai_alloc_table(site, ptr, bytes, counted);
+	return ai_alloc_hash(site, ptr, bytes, counted);
+}
+
+static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 type, __u64 site,
+					   __u64 ptr, __u64 bytes)
+{
+	allocinfo_alloc_site(ctx, atomic_fetch, type, site, ptr, bytes, NULL);
+	return 0;
+}
+
+/* --- taking an allocation back (large.bpf.h) ------------------------------------- */
+
+/* Undoes the counts of an allocation of bytes counted under site (what
+ * allocinfo_alloc_site() said), allocated totals included: it was not an
+ * allocation of its own. */
+static __always_inline void ai_uncount(bool atomic_fetch, __u64 site, __u64 bytes)
+{
+	struct kmt_ai_count *c;
+	__u32 idx = site;
+
+	c = atomic_fetch ? bpf_map_lookup_elem(&ai_counts, &idx)
+			 : bpf_map_lookup_elem(&ai_sites, &site);
+	if (!c)
+		return;
+	ai_counts_add(c, -(__s64)bytes, -1);
+	if (!ai_alloc_totals)
+		return;
+	__sync_fetch_and_add(&c->alloc_bytes, -(__s64)bytes);
+	__sync_fetch_and_add(&c->alloc_calls, -1);
+}
+
+/*
+ * ptr's entry in the pointer table, or NULL.  Only the allocation of ptr
+ * (running now) and its free touch it, and the free cannot run before the
+ * allocation has returned.
+ */
+static __always_inline __u64 *ai_table_val(__u64 ptr)
+{
+	struct kmt_ai_bucket *bk = ai_bucket_of(ptr);
+
+	if (!bk)
+		return NULL;
+	for (int i = 0; i < KMT_AI_BUCKET_SLOTS; i++)
+		if (AI_READ(bk->slot[i].ptr) == ptr)
+			return &bk->slot[i].val;
+	return NULL;
+}
+
+/* A large kmalloc's page, its counts taken back: its free, which follows
+ * the kfree of its kmalloc, finds it with 0 bytes and counts nothing (and
+ * no untracked free). */
+static __always_inline void ai_disown(bool atomic_fetch, __u64 page)
+{
+	struct kmt_ai_ptr *p;
+	__u64 *val;
+
+	if (ai_total)
+		return;
+	if (atomic_fetch) {
+		val = ai_table_val(page);
+		if (val)
+			*val = 0;
+		return;
+	}
+	p = bpf_map_lookup_elem(&ai_ptrs, &page);
+	if (p)
+		p->bytes = 0;
+}
+
+/* Forgets ptr without counting anything: its counts were taken back. */
+static __always_inline void ai_forget(bool atomic_fetch, __u64 ptr)
+{
+	struct kmt_ai_bucket *bk;
+
+	if (ai_total)
+		return;
+	if (!atomic_fetch) {
+		bpf_map_delete_elem(&ai_ptrs, &ptr);
+		return;
+	}
+	bk = ai_bucket_of(ptr);
+	if (!bk)
+		return;
+	for (int i = 0; i < KMT_AI_BUCKET_SLOTS; i++)
+		if (AI_READ(bk->slot[i].ptr) == ptr) {
+			__sync_val_compare_and_swap(&bk->slot[i].ptr, ptr, 0);
+			return;
+		}
 }
 
 /* order: the page order of a page free, 0 otherwise. */

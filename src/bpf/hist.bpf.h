@@ -5,7 +5,7 @@
  * hist_alloc()/hist_free() when do_hist is set, after their filters.
  *
  * The plain --hist path is one per-CPU array lookup and three adds.  Keys
- * (--hist-by cache/callsite/comm, and the live view's tables) add, per
+ * (--hist-by cache/callsite/comm/cgroup, and the live view's tables) add, per
  * kind, a lookup in hist_front, a per-CPU array indexed by a hash of the
  * key (no hashing of the kernel's hash map, no locks); only keys that find
  * their front slot taken go to the per-CPU hash hist_keys.  A key is
@@ -74,7 +74,8 @@ static __always_inline void hist_note_cache_name(__u64 cache, struct kmem_cache 
  * a CPU (see hist_level()): no atomics needed to claim.
  */
 static __always_inline struct kmt_hist_keyed *hist_front_entry(struct kmt_hist_key *key,
-							      struct kmem_cache *s, bool btf)
+							      struct kmem_cache *s, bool btf,
+							      bool claim)
 {
 	__u32 i = kmt_hist_front_slot(key->id, key->id2, key->kind, hist_front_bits);
 	struct kmt_hist_front *e = bpf_map_lookup_elem(&hist_front, &i);
@@ -83,7 +84,7 @@ static __always_inline struct kmt_hist_keyed *hist_front_entry(struct kmt_hist_k
 		return NULL;
 	if (e->tag == key->id + 1 && e->id2 == key->id2 && e->kind == key->kind)
 		return &e->v;
-	if (e->tag)
+	if (e->tag || !claim)
 		return NULL;
 	e->id2 = key->id2;
 	e->kind = key->kind;
@@ -95,25 +96,28 @@ static __always_inline struct kmt_hist_keyed *hist_front_entry(struct kmt_hist_k
 	return &e->v;
 }
 
+/* n: 1 counts an allocation under the key, -1 takes one back (large.bpf.h):
+ * a key is never removed, so one not found then was counted as untracked. */
 static __always_inline void hist_count_key(struct kmt_hist_level *l, struct kmt_hist_key *key,
-					   __u32 slot, __u64 size, struct kmem_cache *s, bool btf)
+					   __u32 slot, __u64 size, struct kmem_cache *s, bool btf,
+					   __s64 n)
 {
-	struct kmt_hist_keyed *v = key->level ? NULL : hist_front_entry(key, s, btf);
+	struct kmt_hist_keyed *v = key->level ? NULL : hist_front_entry(key, s, btf, n > 0);
 
 	if (!v)
 		v = bpf_map_lookup_elem(&hist_keys, key);
-	if (!v) {
+	if (!v && n > 0) {
 		if (!bpf_map_update_elem(&hist_keys, key, &hist_zero, BPF_NOEXIST) && s)
 			hist_note_cache_name(key->id, s, btf);
 		v = bpf_map_lookup_elem(&hist_keys, key);
-		if (!v) {
-			if (key->kind < KMT_HIST_KEYED_KINDS)
-				l->untracked[key->kind]++;
-			return;
-		}
 	}
-	v->slots[slot]++;
-	v->bytes += size;
+	if (!v) {
+		if (key->kind < KMT_HIST_KEYED_KINDS)
+			l->untracked[key->kind] += n;
+		return;
+	}
+	v->slots[slot] += n;
+	v->bytes += n * size;
 }
 
 /*
@@ -132,7 +136,7 @@ static __always_inline __u64 hist_cache_id(struct kmt_hist_cpu *h, __u32 level,
 
 static __always_inline void hist_count_keys(struct kmt_hist_cpu *h, __u32 level, __u8 type,
 					    __u64 call_site, __u32 slot, __u64 size, __u64 alloc,
-					    struct kmem_cache *s, bool btf)
+					    struct kmem_cache *s, bool btf, __s64 n)
 {
 	struct kmt_hist_level *l = &h->level[level];
 	struct kmt_hist_key key = { .level = level };
@@ -140,17 +144,24 @@ static __always_inline void hist_count_keys(struct kmt_hist_cpu *h, __u32 level,
 	if (hist_key_wanted(KMT_BY_CACHE)) {
 		key.kind = KMT_BY_CACHE;
 		key.id = s ? hist_cache_id(h, level, s) : KMT_HIST_PSEUDO(type, alloc);
-		hist_count_key(l, &key, slot, size, s, btf);
+		hist_count_key(l, &key, slot, size, s, btf, n);
 	}
 	if (hist_key_wanted(KMT_BY_CALLSITE)) {
 		key.kind = KMT_BY_CALLSITE;
 		key.id = call_site;
-		hist_count_key(l, &key, slot, size, NULL, btf);
+		hist_count_key(l, &key, slot, size, NULL, btf, n);
 	}
+	/* The task's, also for an allocation in an interrupt (as comm). */
+	if (hist_key_wanted(KMT_BY_CGROUP)) {
+		key.kind = KMT_BY_CGROUP;
+		key.id = bpf_get_current_cgroup_id();
+		hist_count_key(l, &key, slot, size, NULL, btf, n);
+	}
+	/* Last: fills id2 too. */
 	if (hist_key_wanted(KMT_BY_COMM)) {
 		key.kind = KMT_BY_COMM;
 		read_comm((char *)&key.id); /* fills id and id2 */
-		hist_count_key(l, &key, slot, size, NULL, btf);
+		hist_count_key(l, &key, slot, size, NULL, btf, n);
 	}
 }
 
@@ -176,6 +187,7 @@ static __always_inline void hist_set_depth(struct kmt_hist_cpu *h, __u64 depth)
 	asm volatile("" ::: "memory");
 }
 
+/* The level an allocation is counted at, or -1 when it is not counted. */
 static __always_inline int hist_alloc(__u8 type, __u64 call_site, __u64 ptr, __u64 req,
 				      __u64 alloc, struct kmem_cache *s, bool btf)
 {
@@ -185,7 +197,7 @@ static __always_inline int hist_alloc(__u8 type, __u64 call_site, __u64 ptr, __u
 	struct kmt_hist_level *l;
 
 	if (!h)
-		return 0;
+		return -1;
 	depth = *(volatile __u64 *)&h->depth;
 	hist_set_depth(h, depth + 1);
 	level = hist_level(depth);
@@ -198,10 +210,52 @@ static __always_inline int hist_alloc(__u8 type, __u64 call_site, __u64 ptr, __u
 		l->bytes_alloc[type] += alloc;
 		l->bytes_req[type] += req;
 		if (hist_key_mask)
-			hist_count_keys(h, level, type, call_site, slot, size, alloc, s, btf);
+			hist_count_keys(h, level, type, call_site, slot, size, alloc, s, btf, 1);
 	}
 	hist_set_depth(h, depth);
-	return 0;
+	return level;
+}
+
+/* Whether a program at this point could take back what was counted at level
+ * (hist_undo): only on the level it runs at, which no other program on this
+ * CPU touches meanwhile. */
+static __always_inline bool hist_undo_possible(__u32 level)
+{
+	__u32 zero = 0;
+	struct kmt_hist_cpu *h = bpf_map_lookup_elem(&hist_cpu, &zero);
+
+	return h && hist_level(*(volatile __u64 *)&h->depth) == level;
+}
+
+/*
+ * Takes back a successful allocation hist_alloc() counted at level, in the
+ * same task and context (large.bpf.h: the page allocation under a large
+ * kmalloc, or the kernel's first trace of it), with what it was counted
+ * with.  The caller checked hist_undo_possible(level).
+ */
+static __always_inline void hist_undo(__u8 type, __u64 call_site, __u64 req, __u64 alloc,
+				      __u32 level)
+{
+	__u32 zero = 0, slot;
+	__u64 size = hist_value == KMT_HIST_REQ ? req : alloc, depth;
+	struct kmt_hist_cpu *h = bpf_map_lookup_elem(&hist_cpu, &zero);
+	struct kmt_hist_level *l;
+
+	if (!h)
+		return;
+	depth = *(volatile __u64 *)&h->depth;
+	if (hist_level(depth) != level)
+		return;
+	hist_set_depth(h, depth + 1);
+	l = &h->level[hist_level(depth)];
+	slot = kmt_hist_slot(size) & (KMT_HIST_SLOTS - 1);
+	l->slots[type][slot]--;
+	l->bytes_alloc[type] -= alloc;
+	l->bytes_req[type] -= req;
+	if (hist_key_mask)
+		hist_count_keys(h, hist_level(depth), type, call_site, slot, size, alloc, NULL,
+				false, -1);
+	hist_set_depth(h, depth);
 }
 
 static __always_inline int hist_free(__u8 type, __u64 ptr)

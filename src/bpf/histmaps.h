@@ -36,21 +36,22 @@ enum kmt_hist_value {
 };
 
 /*
- * --hist-by keys.  cache, callsite and comm are counted per key in the
- * hist_keys map; event and order are read off the per-type buckets.
+ * --hist-by keys.  cache, callsite, comm and cgroup are counted per key
+ * in the hist_keys map; event and order are read off the per-type buckets.
  */
 enum kmt_hist_by {
 	KMT_BY_NONE = 0,
 	KMT_BY_CACHE = 1,
 	KMT_BY_CALLSITE = 2,
 	KMT_BY_COMM = 3,
-	KMT_BY_EVENT = 4,
-	KMT_BY_ORDER = 5,
+	KMT_BY_CGROUP = 4,
+	KMT_BY_EVENT = 5,
+	KMT_BY_ORDER = 6,
 	KMT_BY_COUNT,
 };
 
-/* The kinds counted per key in BPF: cache, callsite, comm. */
-#define KMT_HIST_KEYED_KINDS (KMT_BY_COMM + 1)
+/* The kinds counted per key in BPF: cache, callsite, comm, cgroup. */
+#define KMT_HIST_KEYED_KINDS (KMT_BY_CGROUP + 1)
 
 /* Counters of one nesting level on one CPU. */
 struct kmt_hist_level {
@@ -75,12 +76,13 @@ struct kmt_hist_cpu {
  * A key of hist_keys.  cache: the struct kmem_cache address where the
  * event has one, else KMT_HIST_PSEUDO(type, bytes allocated) (kmalloc
  * size classes, page orders, caches on kernels before 6.1); callsite: the
- * return address (0 for pages, whose event has none); comm: its 16 bytes.
+ * return address (0 for pages, whose event has none); comm: its 16 bytes;
+ * cgroup: the current task's cgroup v2 id (its directory's inode number).
  */
 struct kmt_hist_key {
 	__u64 id;
 	__u64 id2;   /* comm bytes 8-15, else 0 */
-	__u8 kind;   /* enum kmt_hist_by: cache, callsite or comm */
+	__u8 kind;   /* enum kmt_hist_by: cache, callsite, comm or cgroup */
 	__u8 level;  /* nesting level that counted it */
 	__u8 pad[6];
 };

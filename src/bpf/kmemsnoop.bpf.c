@@ -7,6 +7,7 @@
  *   do_allocinfo  outstanding memory per call site  (allocinfo.bpf.h)
  *   do_hist       log2 size histograms              (hist.bpf.h)
  *   do_stream     one kmemtrace record per event    (stream.bpf.h)
+ *   do_stat       --stat's slab tables              (stat.bpf.h)
  *
  * The switches are independent rodata constants: the verifier drops the
  * code of the parts that are off, so a part costs nothing when it is not
@@ -33,7 +34,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool do_stream = false;
 const volatile bool do_hist = false;
 const volatile bool do_allocinfo = false;
-/* The classes (EV_*) whose frees the stream or the histograms look at:
+const volatile bool do_stat = false;
+/* The classes (EV_*) whose frees the stream, --stat or the histograms look at:
  * those -e selected when either is on, else none.  --allocinfo attaches
  * the frees of classes it did not select (kfree frees slab objects too),
  * which the other parts must then leave alone.  One constant, so that a
@@ -44,8 +46,10 @@ const volatile __u32 filtered_free_classes = 0;
 #include "stream.bpf.h"
 #include "hist.bpf.h"
 #include "allocinfo.bpf.h"
+#include "stat.bpf.h"
+#include "large.bpf.h"
 
-/* Whether the stream or the histograms look at a free of this class. */
+/* Whether the stream, --stat or the histograms look at a free of this class. */
 static __always_inline bool free_wanted_by_filtered(__u32 class)
 {
 	return filtered_free_classes & class;
@@ -56,16 +60,31 @@ static __always_inline bool free_wanted_by_filtered(__u32 class)
 static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_node)
 {
 	struct event_ctx ev;
-	__u64 ptr = ARG(ctx, 1), req = ARG(ctx, 2);
+	__u64 ptr = ARG(ctx, 1), req = ARG(ctx, 2), ai_site = 0;
+	struct large_rec *large = NULL;
+	bool second = false, ai_counted = false;
+	int hist_level = -1;
 
 	/* Arguments are read where they are used: values kept across the
 	 * parts' calls would be spilled to the stack. */
 	if (!task_passes(&ev) || !size_passes(ptr, req))
 		return 0;
+	/* Served by the page allocator, whose event came first: counted
+	 * once (large.bpf.h).  One test for all other kmallocs. */
+	if ((do_allocinfo || do_hist) && ARG(ctx, 3) > large_kmalloc_over && ptr)
+		large = large_kmalloc_before(ctx, atomic_fetch, ev.pid_tgid, ptr, req, &second);
 	if (do_allocinfo)
-		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, ARG(ctx, 3));
+		ai_counted = allocinfo_alloc_site(ctx, atomic_fetch, KMT_TYPE_KMALLOC, ARG(ctx, 0),
+						  ptr, ARG(ctx, 3), &ai_site);
 	if (do_hist)
-		hist_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL, false);
+		hist_level = hist_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL,
+					false);
+	if (do_stat)
+		stat_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL, false, 0,
+			   has_node ? (__s32)ARG(ctx, 5) : -1, &ev);
+	if (large)
+		large_kmalloc_after(ctx, large, second, ev.pid_tgid, ptr, ai_counted, ai_site,
+				    hist_level);
 	if (do_stream)
 		stream_kmalloc(ctx, &ev, atomic_fetch, has_node, ptr, req);
 	return 0;
@@ -111,6 +130,9 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, ARG(ctx, 0), ptr, alloc);
 	if (do_hist)
 		hist_alloc(KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc, has_cache ? s : NULL, btf);
+	if (do_stat)
+		stat_alloc(KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc, has_cache ? s : NULL, btf,
+			   node_tp, node, &ev);
 	if (do_stream)
 		stream_cache_alloc(ctx, &ev, atomic_fetch, btf, has_cache ? s : NULL, ptr, req, alloc,
 				   gfp, node);
@@ -144,6 +166,8 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 		return 0;
 	if (do_hist)
 		hist_free(KMT_TYPE_KMALLOC, ptr);
+	if (do_stat)
+		stat_free(ptr, &ev);
 	if (do_stream)
 		stream_kfree(ctx, &ev, atomic_fetch, ptr);
 	return 0;
@@ -162,6 +186,8 @@ static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf
 		return 0;
 	if (do_hist)
 		hist_free(KMT_TYPE_CACHE, ptr);
+	if (do_stat)
+		stat_free(ptr, &ev);
 	if (do_stream)
 		stream_cache_free(ctx, &ev, atomic_fetch, btf, ptr);
 	return 0;
@@ -173,14 +199,20 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 {
 	struct event_ctx ev;
 	__u32 order = ARG(ctx, 1);
-	__u64 bytes = (__u64)page_size << (order & 31);
+	__u64 bytes = (__u64)page_size << (order & 31), ai_site = 0;
+	bool ai_counted = false;
+	int hist_level = -1;
 
 	if (!task_passes(&ev) || !size_passes(ARG(ctx, 0), bytes))
 		return 0;
 	if (do_allocinfo)
-		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_PAGES, 0, arg_number(ctx, 0), bytes);
+		ai_counted = allocinfo_alloc_site(ctx, atomic_fetch, KMT_TYPE_PAGES, 0,
+						  arg_number(ctx, 0), bytes, &ai_site);
 	if (do_hist)
-		hist_alloc(KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes, NULL, btf);
+		hist_level = hist_alloc(KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes, NULL, btf);
+	/* Perhaps the page of a large kmalloc, whose event follows. */
+	if ((do_allocinfo || do_hist) && order >= large_min_order)
+		large_note_page(ctx, ev.pid_tgid, order, ai_counted, ai_site, hist_level);
 	if (do_stream)
 		stream_page_alloc(ctx, &ev, atomic_fetch, order, bytes);
 	return 0;
@@ -190,14 +222,17 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u32 order = ARG(ctx, 1);
+	bool skip_hist;
 
 	if (do_allocinfo)
 		allocinfo_free(atomic_fetch, KMT_TYPE_PAGES, arg_number(ctx, 0), order);
 	if (!free_wanted_by_filtered(EV_PAGE))
 		return 0;
+	/* Before the task filter: the entry goes whoever frees the page. */
+	skip_hist = large_page_free_skipped(ctx, order);
 	if (!task_passes(&ev) || !free_size_passes(ARG(ctx, 0)))
 		return 0;
-	if (do_hist)
+	if (do_hist && !skip_hist)
 		hist_free(KMT_TYPE_PAGES, ARG(ctx, 0));
 	if (do_stream)
 		stream_page_free(ctx, &ev, atomic_fetch, order);

@@ -68,10 +68,14 @@ struct kmt_ai_bucket {
 };
 
 /* ai_sites value, per CPU: frees may run on another CPU, so one CPU's
- * share can be negative; user space sums them. */
+ * share can be negative; user space sums them.  bytes and calls are what
+ * is outstanding (frees subtract), alloc_* what was allocated (--pprof's
+ * alloc_space and alloc_objects). */
 struct kmt_ai_count {
 	__s64 bytes;
 	__s64 calls;
+	__s64 alloc_bytes;
+	__s64 alloc_calls;
 };
 
 /* What could not be tracked, per CPU (ai_stats). */
@@ -86,6 +90,63 @@ struct kmt_ai_stats {
 	__u64 replaced;           /* allocation at a pointer still tracked (a missed free) */
 	__u64 replaced_bytes;
 	__u64 order_mismatch;     /* page frees of another order than allocated */
+};
+
+/*
+ * --stat aggregated in BPF (stat.bpf.h).  A site key is what one row of
+ * the call site table and one of the cache table have in common: the call
+ * site, the cache (its struct kmem_cache's address, 0 for kmalloc or where
+ * the event names none) and the allocated size (kmalloc's size class).
+ */
+#define KMT_STAT_LIFE 64  /* lifetime buckets: [i] counts [2^i, 2^(i+1)) ns, [0] also 0 */
+#define KMT_STAT_NODES 64 /* NUMA nodes counted one by one; others together */
+
+struct kmt_stat_key {
+	__u64 call_site;
+	__u64 cache;
+	__u32 bytes_alloc;
+	__u8 type; /* enum kmt_type_id */
+	__u8 pad[3];
+};
+
+/* stat_ptrs value: a live allocation, until its free. */
+struct kmt_stat_ptr {
+	struct kmt_stat_key key;
+	__u64 ts;  /* bpf_ktime_get_ns() at the allocation */
+	__u32 cpu; /* where it was allocated: a free elsewhere is ping-pong */
+	__u32 pad;
+};
+
+/* stat_sites value, per CPU (user space sums the CPUs). */
+struct kmt_stat_site {
+	__u64 hit, bytes_req, bytes_alloc;
+	__u64 pingpong;           /* frees on another CPU than the allocation */
+	__u64 frees, freed_bytes; /* frees matched to an allocation of this key */
+	__u64 ended, ended_bytes; /* allocations gone unseen: replaced, or never tracked */
+	__u64 life[KMT_STAT_LIFE];
+};
+
+struct kmt_stat_name {
+	char name[KMT_CACHE_NAME_LEN];
+};
+
+/* stat_procs value, per CPU: the comm is in the copy of the CPU that
+ * counted the process first. */
+struct kmt_stat_proc {
+	__u64 allocs, frees, bytes_req, bytes_alloc;
+	char comm[KMT_COMM_LEN];
+};
+
+/* stat_misc, per CPU. */
+struct kmt_stat_misc {
+	__u64 node_allocs[KMT_STAT_NODES]; /* allocations asking for node i */
+	__u64 far_node_allocs;             /* for a node >= KMT_STAT_NODES */
+	__u64 sites_full, sites_full_bytes; /* allocations not counted: site map full */
+	__u64 ptrs_full;       /* counted, but their free cannot be: pointer map full */
+	__u64 procs_full;      /* events missing from the process table */
+	__u64 untracked_frees; /* frees of what was allocated before, or not traced */
+	__u64 replaced;        /* allocation at a pointer still tracked (a missed free) */
+	__u64 scratch[2];      /* a cache's address as a number, one per program */
 };
 
 /* Per-CPU loss counters, indexed by CPU (a BPF global array). */

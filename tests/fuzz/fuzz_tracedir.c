@@ -2,9 +2,11 @@
 /*
  * libFuzzer target: a whole recording directory read by kmemsnoop -i.  The
  * input holds its files one after the other, separated by SEPARATOR, in
- * the order of files[] (abi_version, the totals, kallsyms, cpu0..cpu3); a
- * missing or empty part leaves that file out.  The directory is printed as
- * kmemsnoop -i prints it, with its own kallsyms, to /dev/null.
+ * the order of files[] (abi_version, the totals, kallsyms, cpu0..cpu3,
+ * header, gfp); a missing or empty part leaves that file out.  The
+ * directory is printed as kmemsnoop -i prints it, with its own kallsyms,
+ * header and GFP flag names, to /dev/null; a header or gfp file that reads
+ * must also read back the same after being written again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +18,9 @@
 #include <unistd.h>
 
 #include "binin.h"
+#include "gfp.h"
 #include "ksyms.h"
+#include "recheader.h"
 #include "sink.h"
 #include "text.h"
 
@@ -24,7 +28,7 @@
 
 static const char *const files[] = {
 	"abi_version", "total_overruns", "total_overrun_events", "kallsyms",
-	"cpu0", "cpu1", "cpu2", "cpu3",
+	"cpu0", "cpu1", "cpu2", "cpu3", "header", "gfp",
 };
 #define NFILES (sizeof(files) / sizeof(files[0]))
 
@@ -74,6 +78,52 @@ static void put_file(const char *name, const uint8_t *data, size_t size)
 	close(fd);
 }
 
+/* What write() makes of a value, read back, is the value. */
+static void check_header_round_trip(const struct rec_header *h)
+{
+	struct rec_header again;
+	char *text = NULL, err[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f || recheader_write(h, f) || fclose(f) ||
+	    recheader_parse(text, len, &again, err, sizeof(err)) || memcmp(h, &again, sizeof(again)))
+		abort();
+	free(text);
+}
+
+static void check_gfp_round_trip(const struct gfp_names *names)
+{
+	char *text = NULL, *text2 = NULL, err[256];
+	size_t len = 0, len2 = 0;
+	FILE *f = open_memstream(&text, &len), *f2;
+	struct gfp_names *again;
+
+	if (!f || gfp_names_dump(names, f) || fclose(f))
+		abort();
+	again = gfp_names_parse(text, len, err, sizeof(err));
+	f2 = open_memstream(&text2, &len2);
+	if (!again || !f2 || gfp_names_dump(again, f2) || fclose(f2) || len != len2 ||
+	    memcmp(text, text2, len))
+		abort();
+	gfp_names_free(again);
+	free(text);
+	free(text2);
+}
+
+/* The recording's GFP flag names, or those of no kernel in particular. */
+static struct gfp_names *recording_gfp(void)
+{
+	struct gfp_names *names;
+	char err[512];
+
+	if (binin_gfp(dir, &names, err, sizeof(err)) > 0) {
+		check_gfp_round_trip(names);
+		return names;
+	}
+	return gfp_names_new(NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *p = data, *end = data + size;
@@ -87,17 +137,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p = sep ? sep + strlen(SEPARATOR) : end;
 	}
 	struct binin_losses lost;
+	struct rec_header hdr;
+	struct gfp_names *gfp;
 	struct ksyms *ksyms;
 	struct sink *sink;
 	char err[512];
 
+	if (binin_header(dir, &hdr, err, sizeof(err)) > 0) {
+		check_header_round_trip(&hdr);
+		recheader_print(&hdr, devnull);
+	}
 	snprintf(path, sizeof(path), "%s/kallsyms", dir);
 	ksyms = ksyms_load(path);
-	sink = text_sink_new(devnull, ksyms, NULL);
+	gfp = recording_gfp();
+	sink = gfp ? text_sink_new(devnull, ksyms, gfp) : NULL;
 	if (!sink)
 		abort();
 	binin_replay(dir, sink, &lost, err, sizeof(err));
 	sink->ops->destroy(sink);
+	gfp_names_free(gfp);
 	ksyms_free(ksyms);
 	return 0;
 }

@@ -32,6 +32,72 @@ KALLSYMS = (
 )
 
 
+# A header and GFP flag names as kmemsnoop -o writes them (docs/ABI.md).
+HEADER = (
+    b"kmemsnoop-recording 1\n"
+    b"kmemtrace_abi=3\n"
+    b"kmemsnoop_version=0.2\n"
+    b"command=kmemsnoop -o /tmp/x 'a b' $'\\n'\n"
+    b"arch=x86_64\n"
+    b"page_size=4096\n"
+    b"possible_cpus=4\n"
+    b"kernel_release=6.18.0-1-amd64\n"
+    b"kernel_version=#1 SMP PREEMPT_DYNAMIC Debian 6.18.1-1 (2025-12-01)\n"
+    b"kernel_build_id=e4f18d9dc1d0e6fc2b17e93e885a647b3c0a6fc1\n"
+    b"boot_id=9e63054a-bc7d-43e0-81c5-40bac02d0551\n"
+    b"clock=CLOCK_MONOTONIC\n"
+    b"clock_realtime_offset_ns=1763898271134976186\n"
+    b"ring_size=8388608\n"
+    b"start_ns=900\n"
+    b"stop_ns=2000000900\n"
+    b"events_written=12\n"
+    b"events_lost=10\n"
+    b"bytes_lost=1234\n"
+    b"events_missed=1\n"
+    b"a_newer_key=is ignored\n"
+)
+GFP = (
+    b"0x1c24ca GFP_TRANSHUGE\n"
+    b"0x1c20ca GFP_TRANSHUGE_LIGHT\n"
+    b"0x100cca GFP_HIGHUSER_MOVABLE\n"
+    b"0x100cc2 GFP_HIGHUSER\n"
+    b"0x100cc0 GFP_USER\n"
+    b"0x400cc0 GFP_KERNEL_ACCOUNT\n"
+    b"0xcc0 GFP_KERNEL\n"
+    b"0xc40 GFP_NOFS\n"
+    b"0x820 GFP_ATOMIC\n"
+    b"0xc00 GFP_NOIO\n"
+    b"0x2800 GFP_NOWAIT\n"
+    b"0x1 GFP_DMA\n"
+    b"0x4 GFP_DMA32\n"
+    b"0xc00 __GFP_RECLAIM\n"
+    b"0x1 __GFP_DMA\n"
+    b"0x2 __GFP_HIGHMEM\n"
+    b"0x4 __GFP_DMA32\n"
+    b"0x8 __GFP_MOVABLE\n"
+    b"0x10 __GFP_RECLAIMABLE\n"
+    b"0x20 __GFP_HIGH\n"
+    b"0x40 __GFP_IO\n"
+    b"0x80 __GFP_FS\n"
+    b"0x100 __GFP_ZERO\n"
+    b"0x400 __GFP_DIRECT_RECLAIM\n"
+    b"0x800 __GFP_KSWAPD_RECLAIM\n"
+    b"0x1000 __GFP_WRITE\n"
+    b"0x2000 __GFP_NOWARN\n"
+    b"0x4000 __GFP_RETRY_MAYFAIL\n"
+    b"0x8000 __GFP_NOFAIL\n"
+    b"0x10000 __GFP_NORETRY\n"
+    b"0x20000 __GFP_MEMALLOC\n"
+    b"0x40000 __GFP_COMP\n"
+    b"0x80000 __GFP_NOMEMALLOC\n"
+    b"0x100000 __GFP_HARDWALL\n"
+    b"0x200000 __GFP_THISNODE\n"
+    b"0x400000 __GFP_ACCOUNT\n"
+    b"0x800000 __GFP_ZEROTAGS\n"
+    b"0x1000000 __GFP_NO_OBJ_EXT\n"
+)
+
+
 def core(event, typ, size, seq, site, ptr):
     return struct.pack("<BBHiQQ", event, typ, size, seq, site, ptr)
 
@@ -107,6 +173,18 @@ def main():
     write("tracedir", "two_cpus", SEPARATOR.join(parts))
     parts = [b"3\n", b"1234\n", b"10\n", b"", trace(0, 5), b"", trace(2, 3)]
     write("tracedir", "lost_no_kallsyms", SEPARATOR.join(parts))
+    # ... then header and gfp.
+    parts = [b"3\n", b"1234\n", b"10\n", KALLSYMS, trace(0, 1000), trace(1, 1005), b"", b"",
+             HEADER, GFP]
+    write("tracedir", "header_and_gfp", SEPARATOR.join(parts))
+    parts = [b"3\n", b"0\n", b"0\n", KALLSYMS, trace(0, 1000), b"", b"", b"",
+             b"kmemsnoop-recording 1\nkmemtrace_abi=3\ncommand=a\\x0ab\\\\c\\td\n"
+             b"clock_realtime_offset_ns=-5\nstart_ns=1000\n",
+             b"0x400 __GFP_DIRECT_RECLAIM\n0xcc0 GFP_KERNEL\n0x1 GFP_DMA\n"]
+    write("tracedir", "header_no_stop_small_gfp", SEPARATOR.join(parts))
+    parts = [b"3\n", b"0\n", b"0\n", b"", trace(0, 1000), b"", b"", b"",
+             b"kmemsnoop-recording 1\nkmemtrace_abi=3\nstart_ns=10", b"0xcc0 GFP_KERNEL"]
+    write("tracedir", "truncated_header_and_gfp", SEPARATOR.join(parts))
     parts = [b"1\n", b"0\n", b"0\n", KALLSYMS,
              record(0, 0, 2, 0xffffffff8170005c, 0x10, alloc(8, 8, 0, -1)),
              record(1, 0, 1, 0xffffffff81700231, 0x10, b"")]

@@ -44,15 +44,6 @@ msg_line() {
 	END { if (n) print b, c; else print "none" }'
 }
 
-# wait_for FILE PATTERN SECONDS
-wait_for() {
-	local end=$((SECONDS + $3))
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
-
 # wait_tables FILE N SECONDS: until FILE has at least N tables.
 wait_tables() {
 	local end=$((SECONDS + $3))
@@ -62,26 +53,11 @@ wait_tables() {
 	done
 }
 
-# hold ID KS_ARGS...: a msg-hold workload WID traced by kmemsnoop KID with
-# KS_ARGS; returns when the messages are held.  Status 1 with $WHY set.
+# hold ID KS_ARGS...: msg_hold (lib.sh) with this test's SIZE and COUNT.
 hold() {
 	local id=$1
 	shift
-	WHY=
-	if ! wl_start "w$id" msg-hold "$SIZE" "$COUNT"; then
-		WHY="the workload did not start: $(head -c 200 "$WORK/w$id.werr")"
-		return 1
-	fi
-	if ! ks_start "k$id" -p "${WL_PID[w$id]}" "$@"; then
-		WHY="kmemsnoop $*: $(ks_start_fail_why "k$id")"
-		wl_kill "w$id"
-		return 1
-	fi
-	wl_go "w$id"
-	if ! wait_for "$WORK/w$id.wout" '^held$' 20; then
-		WHY="the workload did not hold its messages: $(head -c 200 "$WORK/w$id.werr")"
-		return 1
-	fi
+	msg_hold "$id" "$SIZE" "$COUNT" "$@"
 }
 
 # release ID: let the workload receive and remove, then wait for

@@ -20,6 +20,8 @@ USAGE_CASES=(
 	"stat_with_output|2|--stat -o /nonexistent -d 2"
 	"caller_without_stat|2|--caller -d 2"
 	"stat_bad_sort|2|--stat -s bogus -d 2"
+	"stat_maps_buffer|2|--stat -b 1M -d 2"
+	"stat_stream_max_ptrs|2|--stat --stat-stream --max-ptrs 10 -d 2"
 )
 for c in "${USAGE_CASES[@]}"; do TESTS+=("errors.usage.${c%%|*}"); done
 TESTS+=(errors.help errors.output_unwritable errors.unprivileged errors.input_valid

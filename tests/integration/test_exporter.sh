@@ -18,12 +18,15 @@
 #                        rules, its scrape configuration promtool check config
 #   exporter.top         with --top 2, two call sites and "other": no more
 #                        series
+#   exporter.cgroup      a workload moved into a fresh cgroup v2 directory:
+#                        kmemsnoop_cgroup_allocations_total{cgroup="/DIR"}
+#                        counts (at least) its COUNT messages
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200
 COUNT=30
 TESTS=(exporter.errors exporter.promtool exporter.up exporter.callsite exporter.histogram
-	exporter.top exporter.docs)
+	exporter.top exporter.docs exporter.cgroup)
 
 require_root
 require_kmemsnoop
@@ -187,4 +190,31 @@ if ks_start t --listen "$KPORT" --top 2 -e kmalloc; then
 else
 	fail exporter.top "$(ks_start_fail_why t)"
 fi
+
+# --- the cgroup label: a workload in a cgroup of its own ---------------------------
+ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+CG="$ROOT/kmemsnoop-exporter.$$"
+KPORT=$(free_port)
+if [ -z "$ROOT" ]; then
+	skip exporter.cgroup "no cgroup v2 hierarchy is mounted"
+elif ! mkdir "$CG" 2>/dev/null; then
+	skip exporter.cgroup "cannot create a cgroup under $ROOT"
+elif ! wl_start c msg "$SIZE" "$COUNT" || ! echo "${WL_PID[c]}" >"$CG/cgroup.procs"; then
+	wl_kill c
+	skip exporter.cgroup "cannot start the workload in $CG"
+elif ! ks_start g --listen "$KPORT" --top 10000 -e kmalloc; then
+	wl_kill c
+	fail exporter.cgroup "$(ks_start_fail_why g)"
+else
+	serving g
+	wl_run c
+	curl -s --max-time 10 "http://127.0.0.1:$KPORT/metrics" >"$WORK/cgroup.txt"
+	ks_stop g
+	rc=$?
+	series="kmemsnoop_cgroup_allocations_total{cgroup=\"${CG#"$ROOT"}\"}"
+	got=$(awk -v s="$series" '$1 == s { print $2 }' "$WORK/cgroup.txt")
+	[ $rc = 0 ] && [ -n "$got" ] && [ "$got" -ge "$COUNT" ]
+	check $? exporter.cgroup "$series: '$got' (want at least $COUNT), status $rc; cgroup series: $(grep -c '^kmemsnoop_cgroup_allocations_total{' "$WORK/cgroup.txt")"
+fi
+rmdir "$CG" 2>/dev/null
 finish

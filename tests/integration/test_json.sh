@@ -12,11 +12,15 @@
 #                   the bucket of the class
 #   json.allocinfo  --allocinfo=total: load_msg's row is COUNT x class bytes
 #                   and COUNT calls
+#   json.stat       --stat --caller (counted in BPF maps) and with
+#                   --stat-stream: one object, load_msg's caller row has COUNT
+#                   hits, COUNT x (48 + SIZE) bytes requested and COUNT x
+#                   class allocated, the SUMMARY's freed bytes at least that
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200
 COUNT=25
-TESTS=(json.stream json.hist json.allocinfo)
+TESTS=(json.stream json.hist json.allocinfo json.stat json.stat_stream)
 
 require_root
 require_kmemsnoop
@@ -94,4 +98,25 @@ PY
 else
 	fail json.allocinfo "$(ks_start_fail_why a)"
 fi
+
+for way in stat stat_stream; do
+	args=(--stat --caller --json)
+	[ "$way" = stat_stream ] && args+=(--stat-stream)
+	if run "$way" "${args[@]}"; then
+		python3 - "$(ks_out "$way")" >"$WORK/$way.check" 2>&1 <<'PY'
+import json, sys
+objs = [json.loads(line) for line in open(sys.argv[1])]
+slab = objs[-1]["slab"]
+rows = [r for r in slab["callers"] if r["callsite"].startswith(("load_msg+", "alloc_msg+"))]
+print(len(objs), objs[-1]["type"], sum(r["hit"] for r in rows), sum(r["bytes_req"] for r in rows),
+      sum(r["bytes_alloc"] for r in rows), slab["freed"] >= sum(r["bytes_alloc"] for r in rows))
+PY
+		got=$(tail -n 1 "$WORK/$way.check")
+		want="1 stat $COUNT $((COUNT * (48 + SIZE))) $((COUNT * CLASS)) True"
+		[ "$got" = "$want" ]
+		check $? "json.$way" "objects, load_msg's hits, bytes requested and allocated, freed covers them: '$got' (want '$want'): $(head -c 300 "$WORK/$way.check" | tr '\n' ' ')"
+	else
+		fail "json.$way" "$(ks_start_fail_why "$way")"
+	fi
+done
 finish

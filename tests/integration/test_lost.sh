@@ -97,9 +97,13 @@ else
 	fail lost.accounting "tracefs oracle: $ORACLE_ERR"
 fi
 
-# kmemsnoop: cpu N lost N events (N bytes)
+# kmemsnoop: cpu N lost N events (N bytes), the worst few, then (on many
+# CPUs) kmemsnoop: N other CPUs lost N events (N bytes)
 read -r cl ce cb < <(awk '/^kmemsnoop: cpu [0-9]+ lost [0-9]+ events \([0-9]+ bytes\)$/ {
 	n++; e += $5; b = $7; gsub(/[()]/, "", b); bs += b
+}
+/^kmemsnoop: [0-9]+ other CPUs lost [0-9]+ events \([0-9]+ bytes\)$/ {
+	n++; e += $6; b = $8; gsub(/[()]/, "", b); bs += b
 } END { print n + 0, e + 0, bs + 0 }' "$(ks_err k)")
 [ "$cl" -ge 1 ] && [ "$ce" -eq "$lost" ] && [ "$cb" -eq "$lostbytes" ]
 check $? lost.cpu_lines "$cl per-CPU lines adding up to $ce events ($cb bytes); the total says $lost events ($lostbytes bytes)"

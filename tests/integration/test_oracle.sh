@@ -23,6 +23,17 @@ for w in "${WORKLOADS[@]}"; do
 	TESTS+=("oracle.$n.clean_stop" "oracle.$n.counts" "oracle.$n.keys" "oracle.$n.lines")
 done
 
+# cpu_moves ORACLE_LINES KS_LINES: how many lines of each differ only in
+# their CPU (the second field): the lines the two do not share, paired
+# once the CPU is left out.
+cpu_moves() {
+	local d
+	d=$(mktemp -d "$WORK/moves.XXXXXX") || return 1
+	ms_minus "$1" "$2" | cut -f1,3- >"$d/o"
+	ms_minus "$2" "$1" | cut -f1,3- >"$d/k"
+	echo $(($(wc -l <"$d/o") - $(ms_minus "$d/o" "$d/k" | wc -l)))
+}
+
 require_root
 require_kmemsnoop
 require_workload
@@ -82,8 +93,17 @@ for w in "${WORKLOADS[@]}"; do
 
 	ev_keys "$WORK/o$n.tab" 1 '$2, $3, $5, $14' >"$WORK/o$n.lines"
 	ev_keys "$WORK/k$n.tab" 1 '$2, $3, $5, $14' >"$WORK/k$n.lines"
-	compare_to_oracle "$t.lines" "$WORK/o$n.lines" "$WORK/k$n.lines" "$misses" \
-		"lines (tid, cpu, event, body)"
+	moved=$(cpu_moves "$WORK/o$n.lines" "$WORK/k$n.lines")
+	if [ "$moved" -gt 0 ] && [ "$moved" -le $(($(wc -l <"$WORK/o$n.lines") / 1000 + 2)) ]; then
+		echo "# $t.lines: $moved event(s) on another CPU in kmemsnoop's trace than in the kernel's, the rest alike: the task moved between the two probes (tracepoint callbacks that run preemptible)"
+		cut -f1,3- "$WORK/o$n.lines" >"$WORK/o$n.nocpu"
+		cut -f1,3- "$WORK/k$n.lines" >"$WORK/k$n.nocpu"
+		compare_to_oracle "$t.lines" "$WORK/o$n.nocpu" "$WORK/k$n.nocpu" "$misses" \
+			"lines (tid, event, body)"
+	else
+		compare_to_oracle "$t.lines" "$WORK/o$n.lines" "$WORK/k$n.lines" "$misses" \
+			"lines (tid, cpu, event, body)"
+	fi
 done
 
 finish

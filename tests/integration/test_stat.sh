@@ -3,11 +3,19 @@
 #
 # --stat.  One workload (two threads pinned to CPUs 0 and 1 passing SysV
 # messages, then messages and open/close in the first thread, still on CPU
-# 0) is traced at the same time by "kmemsnoop --stat --caller -p PID", by
-# "kmemsnoop -o DIR -p PID" and, when perf is installed, by "perf kmem
-# record -p PID".  It ends holding one message: every tracer stops there,
+# 0) is traced at the same time by "kmemsnoop --stat --caller -p PID"
+# (counting in BPF maps), by the same with --stat-stream (every event
+# streamed to user space), by "kmemsnoop -o DIR -p PID" and, when perf is
+# installed, by "perf kmem record -p PID".  It ends holding one message: every tracer stops there,
 # before the workload exits, because perf stops seeing a task part of the
 # way through its exit (perf_event_exit_task) and kmemsnoop does not.
+#   stat.clean_stop the BPF-map instance ends cleanly, said it counts in
+#                   maps, and counted every allocation
+#   stat.stream_clean_stop  the --stat-stream instance ends cleanly, 0 lost
+#   stat.stream_rows, stat.stream_summary  its rows and SUMMARY equal the
+#                   BPF-map instance's
+#   stat.bpf_replay_rows  the BPF-map instance's rows equal those of
+#                   -i DIR --stat --caller on the -o recording
 #   stat.pingpong   the load_msg row counts PP_COUNT + MSG_COUNT + 1 hits
 #                   and exactly PP_COUNT ping-pong frees
 #   stat.perf_rows  every call site row equals perf kmem --caller stat's,
@@ -30,7 +38,8 @@
 # perf is not installed by the test: without it the perf tests SKIP.
 . "$(dirname "$0")/../lib.sh"
 
-TESTS=(stat.clean_stop stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
+TESTS=(stat.clean_stop stat.stream_clean_stop stat.stream_rows stat.stream_summary
+	stat.bpf_replay_rows stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
 	stat.replay_summary stat.replay_alloc_rows stat.perf_page_summary stat.alive stat.lifetime
 	stat.interval)
 PP_SIZE=200
@@ -69,6 +78,27 @@ msg_row() {
 	rows "$1" | awk -F'|' '$1 ~ /^ load_msg\+/'
 }
 
+# bpf_check_stop NAME ID: as ks_check_stop for a --stat counting in BPF
+# maps, which streams nothing: exit status 0, its note that it counts in
+# maps, every allocation counted, only kmemsnoop's lines on stderr.
+bpf_check_stop() {
+	local name=$1 id=$2 rc err
+	ks_stop "$id"
+	rc=$?
+	err=$(ks_err "$id")
+	if [ $rc -ne 0 ]; then
+		fail "$name" "kmemsnoop exited with status $rc after SIGINT" "$err"
+	elif ! grep -q '^kmemsnoop: --stat counts in BPF maps' "$err"; then
+		fail "$name" "no note that --stat counts in BPF maps: the run streamed" "$err"
+	elif ! grep -Eq '^kmemsnoop: [0-9]+ allocations counted in BPF maps, 0 not counted .*, 0 not followed' "$err"; then
+		fail "$name" "allocations not counted: $(grep 'counted in BPF maps' "$err")" "$err"
+	elif grep -v '^kmemsnoop: ' "$err" | grep -q .; then
+		fail "$name" "stderr has lines not starting with 'kmemsnoop: ': '$(grep -v '^kmemsnoop: ' "$err" | first_lines 2)'"
+	else
+		pass "$name"
+	fi
+}
+
 # wait_held ID: until the workload ID says "held" (status 1 after 10 s).
 wait_held() {
 	for _ in $(seq 200); do
@@ -102,7 +132,10 @@ fi
 DIR=$WORK/rec
 start_traced w ks --stat --caller -- "${WORKLOAD_ARGS[@]}"
 if ! ks_start ko -p "$PID" -o "$DIR"; then
-	fail_rest stat.replay_rows stat.replay_summary stat.replay_alloc_rows "kmemsnoop -o: $(ks_start_fail_why ko)"
+	fail_rest stat.replay_rows stat.replay_summary stat.replay_alloc_rows stat.bpf_replay_rows "kmemsnoop -o: $(ks_start_fail_why ko)"
+fi
+if ! ks_start kss --stat --caller --stat-stream -p "$PID"; then
+	fail_rest stat.stream_clean_stop stat.stream_rows stat.stream_summary "kmemsnoop --stat-stream: $(ks_start_fail_why kss)"
 fi
 # perf_start ID PID ARGS...: perf kmem ARGS record -p PID into $WORK/ID.data,
 # its events disabled until "enable" on its control FIFO is acknowledged.
@@ -143,13 +176,16 @@ if [ $have_perf = 1 ] && perf_start perf "$PID"; then
 fi
 ks_watch_misses ks
 ks_watch_misses ko
+ks_watch_misses kss
 wl_go w
 wait_held w || fail stat.workload "the workload never said 'held'" "$WORK/w.werr"
 [ $perf_started = 1 ] && perf_disable
-ks_check_stop stat.clean_stop ks
+bpf_check_stop stat.clean_stop ks
 [ -n "${KS_PID[ko]}" ] && ks_stop ko
+[ -n "${KS_PID[kss]}" ] && ks_check_stop stat.stream_clean_stop kss
 misses=$(ks_misses ks)
 misses_o=$(ks_misses ko)
+misses_s=$(ks_misses kss)
 wl_go w
 wl_wait w || fail stat.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
 if [ $perf_started = 1 ]; then
@@ -202,11 +238,46 @@ compare_with_perf() {
 
 compare_with_perf stat.perf_rows stat.perf_summary "$OUT" "kmemsnoop --stat" "$misses"
 
+# same_rows NAME FILE_A FILE_B WHAT MISSES: the tables' rows of two
+# kmemsnoop outputs are the same (a SKIP when they differ and one of them
+# missed events).
+same_rows() {
+	rows "$2" >"$2.rows"
+	rows "$3" >"$3.rows"
+	if [ -s "$2.rows" ] && cmp -s "$2.rows" "$3.rows"; then
+		pass "$1"
+	elif [ "$5" != 0 ]; then
+		skip "$1" "$4: the rows differ, and the programs missed $5 events (interrupts during a run, any process)"
+	else
+		fail "$1" "$4: the rows differ: $(rows_diff "$2.rows" "$3.rows")" "$2.rows" "$3.rows"
+	fi
+}
+
+if [ -z "${REPORTED[stat.stream_rows]}" ]; then
+	SOUT=$(ks_out kss)
+	same_rows stat.stream_rows "$OUT" "$SOUT" "BPF maps against --stat-stream" $((misses + misses_s))
+	summary "$OUT" >"$OUT.summary"
+	summary "$SOUT" >"$SOUT.summary"
+	if [ -s "$OUT.summary" ] && cmp -s "$OUT.summary" "$SOUT.summary"; then
+		pass stat.stream_summary
+	elif [ $((misses + misses_s)) != 0 ]; then
+		skip stat.stream_summary "the SUMMARY differs from --stat-stream's, and the programs missed $((misses + misses_s)) events"
+	else
+		fail stat.stream_summary "the SUMMARY differs from --stat-stream's: $(diff "$OUT.summary" "$SOUT.summary" | grep '^[<>]' | first_lines 4)"
+	fi
+fi
+
 if [ -z "${REPORTED[stat.replay_rows]}" ]; then
 	timeout -k 5 60 "$KMEMSNOOP" -i "$DIR" --stat --caller >"$WORK/replay" 2>"$WORK/replay.err"
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		fail_rest stat.replay_rows stat.replay_summary stat.replay_alloc_rows "kmemsnoop -i --stat exited with status $rc: $(head -c 200 "$WORK/replay.err")"
+	fi
+	if [ $rc -eq 0 ]; then
+		same_rows stat.bpf_replay_rows "$OUT" "$WORK/replay" "BPF maps against -i DIR --stat" $((misses + misses_o))
+	fi
+	if [ $rc -ne 0 ]; then
+		:
 	elif [ $perf_started = 1 ]; then
 		compare_with_perf stat.replay_rows stat.replay_summary "$WORK/replay" "kmemsnoop -i --stat" "$misses_o"
 		"$KMEMSNOOP" -i "$DIR" --stat --alloc >"$WORK/replay.alloc" 2>>"$WORK/replay.err"

@@ -40,7 +40,7 @@ static void test_defaults(struct unit *u)
 	CHECK(&c, !env.hist && !env.allocinfo && !env.output_dir && !env.input_dir);
 	CHECK(&c, env.pid == 0 && env.tid == 0 && env.cpu == -1 && !env.comm[0]);
 	CHECK_U64(&c, env.events, EV_ALL);
-	CHECK_U64(&c, env.ring_size, 8ULL << 20);
+	CHECK_U64(&c, env.ring_size, 0); /* budget_ring_size() decides */
 	CHECK_U64(&c, env.max_size, ~0ULL);
 	CHECK(&c, env.nice == -10 && !env.nice_given && !env.size_filter);
 	unit_end(&c);
@@ -73,7 +73,8 @@ static void test_values(struct unit *u)
 
 	unit_begin(&c, u, "env.allocinfo_values");
 	CHECK(&c, parse_line("--allocinfo --stacks --folded --vmlinux /v --max-ptrs 4K "
-			     "--max-stacks 100 5 3", &env, err, sizeof(err)) == ENV_RUN);
+			     "--max-stacks 100 --pprof /p 5 3", &env, err, sizeof(err)) == ENV_RUN);
+	CHECK_STR(&c, env.pprof, "/p");
 	CHECK(&c, env.allocinfo && !env.hist && env.ai_stacks && env.ai_folded && !env.ai_total);
 	CHECK_STR(&c, env.vmlinux, "/v");
 	CHECK_U64(&c, env.ai_max_ptrs, 4096);
@@ -181,10 +182,13 @@ static const struct {
 	{ "--allocinfo=total --max-ptrs 10", "--max-ptrs: --allocinfo=total tracks no pointers" },
 	{ "--stacks", "--stacks needs --allocinfo" },
 	{ "--vmlinux /v", "--vmlinux needs --allocinfo" },
+	{ "--pprof /p", "--pprof needs --allocinfo" },
+	{ "--hist --pprof /p", "--pprof needs --allocinfo" },
+	{ "--allocinfo --pprof=", "--pprof needs a file name" },
 	{ "--allocinfo --max-ptrs 0", "invalid --max-ptrs '0': 1 to 256M" },
 	{ "--allocinfo --max-stacks 2M", "invalid --max-stacks '2M': 1 to 1M" },
 	{ "--hist=bogus", "invalid --hist 'bogus': use --hist, --hist=alloc or --hist=req" },
-	{ "--hist-by x", "invalid --hist-by 'x': use cache, callsite, comm, event or order" },
+	{ "--hist-by x", "invalid --hist-by 'x': use cache, callsite, comm, cgroup, event or order" },
 	{ "--hist 0.01", "invalid interval '0.01': seconds, at least 0.1 with --hist" },
 	{ "--hist abc", "invalid interval 'abc': seconds, more than 0" },
 	{ "--hist 1 0", "invalid count '0': a number of outputs, at least 1" },
@@ -273,6 +277,19 @@ static void check_names_in(struct unit_case *c, const char *text, const char *wh
 	}
 }
 
+/* Every option has a key of its own: two with the same LONG_ONLY(n) would
+ * both run the first one's handler. */
+static void test_distinct_keys(struct unit *u)
+{
+	struct unit_case c;
+	const char *dup = env_duplicate_key();
+
+	unit_begin(&c, u, "env.distinct_keys");
+	if (dup)
+		unit_fail(&c, __FILE__, __LINE__, "--%s has the key of another option", dup);
+	unit_end(&c);
+}
+
 static void test_documented(struct unit *u)
 {
 	struct unit_case c;
@@ -317,4 +334,5 @@ void test_env(struct unit *u)
 	test_usage_errors(u);
 	test_help_version(u);
 	test_documented(u);
+	test_distinct_keys(u);
 }

@@ -18,6 +18,7 @@
 #include <bpf/btf.h>
 #include <linux/btf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void test_gfp(struct unit *u);
@@ -387,6 +388,66 @@ static void test_live_btf(struct unit *u)
 	unit_end(&c);
 }
 
+/* A 6.18 table written as a recording's gfp file and read back names
+ * every flag as the original does. */
+static void test_dump_parse(struct unit *u)
+{
+	struct btf *btf = fake_btf(FAKE_6_18);
+	struct gfp_names *names = btf ? gfp_names_new(btf) : NULL, *again = NULL;
+	char *text = NULL, err[128], a[256], b[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct unit_case c;
+
+	unit_begin(&c, u, "gfp_dump_parse_round_trip");
+	CHECK(&c, names && f && !gfp_names_dump(names, f));
+	if (f)
+		fclose(f);
+	if (names && text)
+		again = gfp_names_parse(text, len, err, sizeof(err));
+	CHECK(&c, again != NULL);
+	for (size_t i = 0; again && i < NPAIRS(pairs_618); i++) {
+		gfp_format(names, pairs_618[i].flags, a, sizeof(a));
+		gfp_format(again, pairs_618[i].flags, b, sizeof(b));
+		CHECK_STR(&c, b, a);
+	}
+	gfp_names_free(again);
+	gfp_names_free(names);
+	free(text);
+	btf__free(btf);
+	unit_end(&c);
+}
+
+/* Damaged files: one reason each, no table. */
+static void test_parse_errors(struct unit *u)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "", "no flags" },
+		{ "0xcc0 GFP_KERNEL", "line 1: no newline at the end: truncated" },
+		{ "0xcc0 GFP_KERNEL\nGFP_NOIO\n", "line 2: expected 0x<mask> <name>" },
+		{ "0x0 NOTHING\n", "line 1: the mask is empty or zero" },
+		{ "0x123456789 BIG\n", "line 1: the mask is not a 32-bit hex number" },
+		{ "0x400\n", "line 1: no name after the mask" },
+		{ "0x400 a-b\n", "line 1: the name has characters other than letters, digits and '_'" },
+	};
+	struct unit_case c;
+	char err[128];
+
+	unit_begin(&c, u, "gfp_parse_errors");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct gfp_names *n = gfp_names_parse(bad[i].text, strlen(bad[i].text), err,
+						      sizeof(err));
+
+		CHECK(&c, n == NULL);
+		gfp_names_free(n);
+		if (!n)
+			CHECK_STR(&c, err, bad[i].why);
+	}
+	unit_end(&c);
+}
+
 void test_gfp(struct unit *u)
 {
 	test_none(u);
@@ -409,4 +470,6 @@ void test_gfp(struct unit *u)
 	test_unknown_bits(u);
 	test_truncation(u);
 	test_live_btf(u);
+	test_dump_parse(u);
+	test_parse_errors(u);
 }

@@ -351,9 +351,61 @@ static void test_page_size(struct unit *u)
 	unit_end(&c);
 }
 
+/* The rows --stat's BPF maps give (kstat_add_slab_agg and its kin) print
+ * as the events they counted do; kstat_clear starts again. */
+static void test_aggregated(struct unit *u)
+{
+	struct unit_case c;
+	struct kstat *by_event = kstat_new(NULL), *by_row = kstat_new(NULL);
+	struct kstat_opts o = caller_opts();
+	uint64_t life[64] = { 0 };
+	struct kstat_slab_agg a = { .call_site = SITE_A, .cache = "kmalloc-256", .hit = 7,
+				    .bytes_req = 7 * 248, .bytes_alloc = 7 * 256, .pingpong = 3,
+				    .frees = 6, .freed_bytes = 6 * 256, .alive = 1,
+				    .alive_bytes = 256, .life = life };
+	struct kstat_proc_agg p = { .pid = 42, .comm = "worker", .allocs = 7, .frees = 6,
+				    .bytes_req = 7 * 248, .bytes_alloc = 7 * 256 };
+	char *want, *got, *again;
+
+	unit_begin(&c, u, "kstat.aggregated");
+	for (int i = 0; i < 7; i++) {
+		struct kmt_event ev = slab_alloc(SITE_A, 0x1000 + i * 0x100, 248, 256, 100 + i);
+
+		CHECK(&c, kstat_add(by_event, &ev, 0) == 0);
+	}
+	for (int i = 0; i < 6; i++) { /* 100 ns each: bucket 6, [64, 128) */
+		struct kmt_event ev = slab_free(0x1000 + i * 0x100, 200 + i);
+
+		strcpy(ev.comm, "worker");
+		CHECK(&c, kstat_add(by_event, &ev, i < 3 ? 1 : 0) == 0);
+	}
+	life[6] = 6;
+	CHECK(&c, kstat_add_slab_agg(by_row, &a) == 0);
+	CHECK(&c, kstat_add_proc_agg(by_row, &p) == 0);
+	want = print(by_event, &o);
+	got = print(by_row, &o);
+	CHECK(&c, want && got);
+	if (want && got)
+		CHECK_STR(&c, got, want);
+	kstat_clear(by_row);
+	CHECK(&c, kstat_add_slab_agg(by_row, &a) == 0);
+	CHECK(&c, kstat_add_proc_agg(by_row, &p) == 0);
+	again = print(by_row, &o);
+	CHECK(&c, again && want);
+	if (again && want)
+		CHECK_STR(&c, again, want);
+	free(want);
+	free(got);
+	free(again);
+	kstat_free(by_event);
+	kstat_free(by_row);
+	unit_end(&c);
+}
+
 void test_kstat(struct unit *u)
 {
 	test_perf_row(u);
+	test_aggregated(u);
 	test_free_rules(u);
 	test_sort(u);
 	test_lifetimes(u);

@@ -8,12 +8,18 @@
 #define UNIT_SUITES(X) \
 	X(aitable)     \
 	X(allocinfo)   \
+	X(cgpath)      \
+	X(budget)      \
+	X(cpuloss)     \
 	X(env)         \
 	X(gfp)         \
 	X(hist)        \
 	X(ksyms)        \
 	X(kstat)       \
+	X(memcg)       \
+	X(pprof)       \
 	X(record)      \
+	X(reorder)     \
 	X(srcline)
 
 #define UNIT_DECLARE(name) void test_##name(struct unit *u);

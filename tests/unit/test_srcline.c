@@ -149,6 +149,28 @@ static void test_errors(struct unit *u, const char *nodwarf)
 	unit_end(&c);
 }
 
+static void test_relative(struct unit *u)
+{
+	struct unit_case c;
+
+	unit_begin(&c, u, "srcline.relative");
+	CHECK_STR(&c, srcline_relative("/build/linux/mm/slub.c", "/build/linux"), "mm/slub.c");
+	CHECK_STR(&c, srcline_relative("/build/linux/mm/slub.c", "/build/linux/"), "mm/slub.c");
+	/* Debian's kernels: a relative compilation directory. */
+	CHECK_STR(&c, srcline_relative("debian/build/build_amd64_none_cloud-amd64/ipc/msgutil.c",
+				       "debian/build/build_amd64_none_cloud-amd64"),
+		  "ipc/msgutil.c");
+	CHECK_STR(&c, srcline_relative("./ipc/msgutil.c", "/build/linux"), "ipc/msgutil.c");
+	/* Only a whole directory name is taken off. */
+	CHECK_STR(&c, srcline_relative("/build/linux-2/mm/slub.c", "/build/linux"),
+		  "/build/linux-2/mm/slub.c");
+	CHECK_STR(&c, srcline_relative("/usr/include/stdio.h", "/build/linux"),
+		  "/usr/include/stdio.h");
+	CHECK_STR(&c, srcline_relative("mm/slub.c", NULL), "mm/slub.c");
+	CHECK_STR(&c, srcline_relative(NULL, "/build"), "??");
+	unit_end(&c);
+}
+
 void test_srcline(struct unit *u)
 {
 	char path[4096], nodwarf[4096], err[512];
@@ -158,6 +180,7 @@ void test_srcline(struct unit *u)
 
 	fixture_path(path, sizeof(path), "dwarf_fixture");
 	fixture_path(nodwarf, sizeof(nodwarf), "nodwarf_fixture");
+	test_relative(u);
 	n = run_fixture(path, calls, 8);
 	d = srcline_open(path, err, sizeof(err));
 	if (!d || n != 3) {

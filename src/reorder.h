@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Putting the records of several rings back in time order: decoded records
+ * are held, keyed by (timestamp, arrival), until the reader says that no
+ * earlier one can still come, then handed on in that order.  Memory is
+ * bounded: past cap records held, the oldest goes out early.
+ */
+#ifndef KMEMSNOOP_REORDER_H
+#define KMEMSNOOP_REORDER_H
+
+#include <stddef.h>
+
+struct kmt_event;
+struct reorder;
+
+/*
+ * A record reserved (BUSY) before the rings were read but submitted only
+ * after: records that recent are held one more round.
+ */
+#define REORDER_MARGIN_NS 10000000ULL /* 10 ms */
+/* Records held at most: 188 bytes each with their keys, 12 MB (resident:
+ * only as many as were held at once). */
+#define REORDER_CAP 65536
+
+/* Besides what emit returns: memory for the record's key ran out. */
+#define REORDER_NOMEM (-2)
+
+/* Where a record goes on: its status is what release/push return when
+ * nonzero (and the rest is not released then). */
+typedef int (*reorder_emit_fn)(void *ctx, const struct kmt_event *ev, int cpu);
+
+/* For nrings rings (one queue each), cap >= 1.  NULL when out of memory. */
+struct reorder *reorder_new(size_t cap, int nrings, reorder_emit_fn emit, void *ctx);
+void reorder_free(struct reorder *r);
+
+/* Where the next record is decoded, then held by reorder_push() (or left
+ * there, unheld, when it does not decode).  Never NULL. */
+struct kmt_event *reorder_next(struct reorder *r);
+/* Holds the record at reorder_next(), which must have a time, read from
+ * ring (0..nrings-1; the emit callback gets it back as cpu).  At cap
+ * records held, emits the oldest to make room. */
+int reorder_push(struct reorder *r, int ring);
+
+/* Emits, in time order, the records older than until. */
+int reorder_release_until(struct reorder *r, unsigned long long until);
+/* Every ring has been read past read_ns: what is older than the margin. */
+int reorder_sync(struct reorder *r, unsigned long long read_ns);
+/* Emits all of them (at the end). */
+int reorder_flush(struct reorder *r);
+
+size_t reorder_held(const struct reorder *r);
+/* Records emitted with an earlier time than one emitted before them: the
+ * cap was reached, or a record came later than the margin. */
+unsigned long long reorder_out_of_order(const struct reorder *r);
+
+#endif

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The reorder window (reorder.c): records pushed out of order come out in
+ * time order, equal times in the order they came; release stops at its
+ * time, sync keeps the margin; past the cap the oldest goes out early and
+ * what then comes out before an earlier one is counted; an emit error
+ * stops a release; and two "rings" read in turn, synced as the stream
+ * syncs, give one ordered stream.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "reorder.h"
+#include "unit.h"
+
+void test_reorder(struct unit *u);
+
+#define MAX_OUT 20000
+
+/* What the emit callback saw. */
+struct seen {
+	unsigned long long ts[MAX_OUT];
+	int id[MAX_OUT]; /* the record's seq_num */
+	int cpu[MAX_OUT];
+	size_t n;
+	size_t fail_at; /* emit returns -1 for record number fail_at (0: never) */
+};
+
+static int collect(void *ctx, const struct kmt_event *ev, int cpu)
+{
+	struct seen *s = ctx;
+
+	if (s->fail_at && s->n + 1 == s->fail_at)
+		return -1;
+	if (s->n < MAX_OUT) {
+		s->ts[s->n] = ev->timestamp;
+		s->id[s->n] = ev->seq_num;
+		s->cpu[s->n] = cpu;
+	}
+	s->n++;
+	return 0;
+}
+
+static int push(struct reorder *r, unsigned long long ts, int id, int cpu)
+{
+	struct kmt_event *ev = reorder_next(r);
+
+	memset(ev, 0, sizeof(*ev));
+	ev->has_time = true;
+	ev->timestamp = ts;
+	ev->cpu = cpu;
+	ev->seq_num = id;
+	return reorder_push(r, cpu);
+}
+
+/* "1 3 5" of the ids seen (at most 15). */
+static const char *ids(const struct seen *s, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < s->n && i < 15 && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%d", i ? " " : "", s->id[i]);
+	return buf;
+}
+
+static void out_of_order_input(struct unit *u, struct seen *s)
+{
+	static const unsigned long long ts[] = { 50, 30, 90, 10, 70 };
+	struct unit_case c;
+	struct reorder *r;
+	char buf[128];
+
+	unit_begin(&c, u, "reorder.out_of_order_input");
+	memset(s, 0, sizeof(*s));
+	r = reorder_new(16, 2, collect, s);
+	CHECK(&c, r != NULL);
+	if (r) {
+		for (int i = 0; i < 5; i++)
+			CHECK(&c, push(r, ts[i], (int)ts[i], i % 2) == 0);
+		CHECK_U64(&c, reorder_held(r), 5);
+		CHECK(&c, reorder_release_until(r, 60) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "10 30 50");
+		CHECK_U64(&c, s->cpu[0], 1); /* 10 was pushed fourth: cpu 1 */
+		CHECK_U64(&c, reorder_held(r), 2);
+		/* Until is exclusive. */
+		CHECK(&c, reorder_release_until(r, 70) == 0);
+		CHECK_U64(&c, s->n, 3);
+		CHECK(&c, reorder_flush(r) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "10 30 50 70 90");
+		CHECK_U64(&c, reorder_held(r), 0);
+		CHECK_U64(&c, reorder_out_of_order(r), 0);
+		reorder_free(r);
+	}
+	unit_end(&c);
+}
+
+static void equal_times(struct unit *u, struct seen *s)
+{
+	struct unit_case c;
+	struct reorder *r;
+	char buf[128];
+
+	unit_begin(&c, u, "reorder.equal_times_keep_arrival");
+	memset(s, 0, sizeof(*s));
+	r = reorder_new(64, 2, collect, s);
+	CHECK(&c, r != NULL);
+	if (r) {
+		/* Enough that the heap reorders them if arrival were not a key. */
+		for (int i = 1; i <= 12; i++)
+			push(r, i % 3 ? 100 : 50, i, 0);
+		reorder_flush(r);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "3 6 9 12 1 2 4 5 7 8 10 11");
+		reorder_free(r);
+	}
+	unit_end(&c);
+}
+
+static void sync_margin(struct unit *u, struct seen *s)
+{
+	const unsigned long long m = REORDER_MARGIN_NS;
+	struct unit_case c;
+	struct reorder *r;
+	char buf[128];
+
+	unit_begin(&c, u, "reorder.sync_margin");
+	memset(s, 0, sizeof(*s));
+	r = reorder_new(16, 2, collect, s);
+	CHECK(&c, r != NULL);
+	if (r) {
+		push(r, 1000, 1, 0);
+		push(r, m + 5000, 2, 1);
+		CHECK(&c, reorder_sync(r, m) == 0); /* not yet a margin since boot */
+		CHECK_U64(&c, s->n, 0);
+		CHECK(&c, reorder_sync(r, m + 2000) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "1");
+		CHECK(&c, reorder_sync(r, 2 * m + 5000) == 0);
+		CHECK_U64(&c, s->n, 1); /* exactly the margin old: held */
+		CHECK(&c, reorder_sync(r, 2 * m + 5001) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "1 2");
+		reorder_free(r);
+	}
+	unit_end(&c);
+}
+
+static void cap(struct unit *u, struct seen *s)
+{
+	struct unit_case c;
+	struct reorder *r;
+	char buf[128];
+
+	unit_begin(&c, u, "reorder.cap");
+	memset(s, 0, sizeof(*s));
+	r = reorder_new(4, 2, collect, s);
+	CHECK(&c, r != NULL);
+	if (r) {
+		push(r, 20, 20, 0);
+		push(r, 40, 40, 0);
+		push(r, 10, 10, 1);
+		CHECK_U64(&c, s->n, 0);
+		/* The fourth fills it: the oldest goes, so one slot is free. */
+		CHECK(&c, push(r, 30, 30, 1) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "10");
+		CHECK_U64(&c, reorder_held(r), 3);
+		/* Later than what went: it goes first, out of order. */
+		push(r, 5, 5, 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "10 5");
+		CHECK_U64(&c, reorder_out_of_order(r), 1);
+		reorder_flush(r);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "10 5 20 30 40");
+		CHECK_U64(&c, reorder_out_of_order(r), 1);
+		reorder_free(r);
+	}
+	unit_end(&c);
+}
+
+static void emit_error(struct unit *u, struct seen *s)
+{
+	struct unit_case c;
+	struct reorder *r;
+	char buf[128];
+
+	unit_begin(&c, u, "reorder.emit_error_stops");
+	memset(s, 0, sizeof(*s));
+	s->fail_at = 2;
+	r = reorder_new(8, 2, collect, s);
+	CHECK(&c, r != NULL);
+	if (r) {
+		for (int i = 1; i <= 4; i++)
+			push(r, i, i, 0);
+		CHECK(&c, reorder_flush(r) == -1);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "1");
+		CHECK_U64(&c, reorder_held(r), 2); /* the failed one is gone */
+		s->fail_at = 0;
+		CHECK(&c, reorder_flush(r) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "1 3 4");
+		reorder_free(r);
+	}
+	unit_end(&c);
+}
+
+/*
+ * Two CPUs' rings, each in time order, read one after the other in rounds
+ * as the stream reads them: a round ends at "now", every ring is read to
+ * it, then sync.  Now and then a record of CPU 1 is still being written
+ * when its ring is read (half a margin before "now"): the read stops
+ * there, and it and those after it come in the next round.
+ */
+static void rings(struct unit *u, struct seen *s)
+{
+	unsigned long long next[2] = { 1000, 1500 }, now = 0, prev = 0;
+	struct unit_case c;
+	struct reorder *r;
+	size_t total = 0, backwards = 0, stopped = 0;
+
+	unit_begin(&c, u, "reorder.rings_in_turn");
+	memset(s, 0, sizeof(*s));
+	r = reorder_new(REORDER_CAP, 2, collect, s);
+	CHECK(&c, r != NULL);
+	if (!r) {
+		unit_end(&c);
+		return;
+	}
+	srand(7);
+	for (int round = 0; round < 20; round++) {
+		now += REORDER_MARGIN_NS / 8;
+		for (int cpu = 0; cpu < 2; cpu++) {
+			unsigned long long limit = now;
+
+			if (cpu == 1 && now > REORDER_MARGIN_NS && rand() % 3 == 0) {
+				limit = now - REORDER_MARGIN_NS / 2;
+				stopped++;
+			}
+			while (next[cpu] < limit && total < MAX_OUT) {
+				push(r, next[cpu], (int)total++, cpu);
+				next[cpu] += 4000 + (unsigned long long)(rand() % 2000);
+			}
+		}
+		CHECK(&c, reorder_sync(r, now) == 0);
+	}
+	reorder_flush(r);
+	for (size_t i = 0; i < s->n && i < MAX_OUT; i++) {
+		if (s->ts[i] < prev)
+			backwards++;
+		prev = s->ts[i];
+	}
+	CHECK(&c, total > 1000 && total < MAX_OUT && stopped > 0);
+	CHECK_U64(&c, s->n, total);
+	CHECK_U64(&c, backwards, 0);
+	CHECK_U64(&c, reorder_out_of_order(r), 0);
+	reorder_free(r);
+	unit_end(&c);
+}
+
+void test_reorder(struct unit *u)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+	struct unit_case c;
+
+	if (!s) {
+		unit_begin(&c, u, "reorder.memory");
+		CHECK(&c, !"out of memory");
+		unit_end(&c);
+		return;
+	}
+	out_of_order_input(u, s);
+	equal_times(u, s);
+	sync_margin(u, s);
+	cap(u, s);
+	emit_error(u, s);
+	rings(u, s);
+	free(s);
+}
