@@ -18,13 +18,25 @@
 #include <linux/types.h>
 #endif
 
-#define KMT_ABI_VERSION 3 /* kmemtrace's 1 plus the features below, per-CPU sequence numbers */
+/* kmemtrace's 1; 2 the features below; 3 per-CPU sequence numbers; 4 the
+ * vmalloc and percpu types, the task, cache and heartbeat records and the
+ * features that refer to them (tid, cache reference). */
+#define KMT_ABI_VERSION 4
 
 #define KMT_PACKED __attribute__((packed, aligned(8)))
 
+/*
+ * Event ids 0 and 1 are kmemtrace's; 2-4 (version 4) describe what the
+ * allocation records refer to, so that those carry a tid and a cache
+ * address instead of repeated strings.  Every record says its size at the
+ * same offset: a reader skips event ids it does not know.
+ */
 enum kmt_event_id {
 	KMT_EVENT_ALLOC = 0,
 	KMT_EVENT_FREE = 1,
+	KMT_EVENT_TASK = 2,      /* a task's identity; type id: enum kmt_task_why */
+	KMT_EVENT_CACHE = 3,     /* a slab cache, the first time it is seen; ptr: its address */
+	KMT_EVENT_HEARTBEAT = 4, /* per CPU, about once a second */
 };
 
 enum kmt_type_id {
@@ -34,12 +46,35 @@ enum kmt_type_id {
 	KMT_TYPE_COUNT        /* not a type: how many there are */
 };
 
-enum kmt_feature_id {
-	KMT_FEAT_TIME = 1,  /* origin cpu and timestamp */
-	KMT_FEAT_TASK = 2,  /* pid, tid, comm */
-	KMT_FEAT_CACHE = 3, /* slab cache name and accounting */
-	KMT_FEAT_PAGE = 4,  /* page order, migratetype, pfn */
+/* Version 4 type ids, reserved until their classes have sources:
+ * vmalloc() / vfree(), and the percpu allocator. */
+#define KMT_TYPE_VMALLOC_ID 3
+#define KMT_TYPE_PERCPU_ID 4
+
+/* Why a task record was written (its type id). */
+enum kmt_task_why {
+	KMT_TASK_EXISTING = 0, /* alive when tracing started (/proc) */
+	KMT_TASK_FORK = 1,     /* created; core ptr: the parent's tid */
+	KMT_TASK_EXEC = 2,     /* exec'd: the new comm */
+	KMT_TASK_RENAME = 3,   /* renamed (prctl PR_SET_NAME, /proc/PID/comm) */
+	KMT_TASK_EXIT = 4,     /* exited */
 };
+
+enum kmt_feature_id {
+	KMT_FEAT_TIME = 1,       /* origin cpu and timestamp */
+	KMT_FEAT_TASK = 2,       /* pid, tid, comm */
+	KMT_FEAT_CACHE = 3,      /* slab cache name and accounting */
+	KMT_FEAT_PAGE = 4,       /* page order, migratetype, pfn */
+	KMT_FEAT_TID = 5,        /* tid only: the comm is in its task record */
+	KMT_FEAT_CACHE_REF = 6,  /* the cache's address: the name is in its cache record */
+	KMT_FEAT_CACHE_INFO = 7, /* a cache record's description */
+	KMT_FEAT_HEARTBEAT = 8,  /* records written and lost on this CPU so far */
+	KMT_FEAT_PERCPU = 9,     /* percpu_alloc_percpu's own fields */
+	KMT_FEAT_VMALLOC = 10,   /* how a vmalloc record was seen */
+};
+
+/* Byte 3 of the task and tid features: how the event came about. */
+#define KMT_EV_BULK 0x01 /* one object of kmem_cache_{alloc,free}_bulk or kfree_bulk */
 
 struct kmt_core {
 	__u8 event_id;
@@ -76,7 +111,7 @@ struct kmt_feat_time {
 struct kmt_feat_task {
 	__u16 size;
 	__u8 id;
-	__u8 reserved;
+	__u8 ev_flags; /* KMT_EV_*; 0 before version 4 */
 	__u32 pid; /* thread group id */
 	__u32 tid;
 	char comm[KMT_COMM_LEN];
@@ -102,6 +137,65 @@ struct kmt_feat_page {
 	__u8 order;
 	__s32 migratetype; /* -1 on frees: the event does not say */
 	__u64 pfn;
+} KMT_PACKED;
+
+struct kmt_feat_tid {
+	__u16 size;
+	__u8 id;
+	__u8 ev_flags; /* KMT_EV_* */
+	__u32 tid;
+} KMT_PACKED;
+
+struct kmt_feat_cache_ref {
+	__u16 size;
+	__u8 id;
+	__u8 flags; /* KMT_CACHE_NO_NAME: this kernel's event names no cache */
+	__u32 reserved;
+	__u64 cache; /* struct kmem_cache address, as in its cache record */
+} KMT_PACKED;
+
+#define KMT_CACHE_INFO_NAME_LEN 48
+
+struct kmt_feat_cache_info {
+	__u16 size;
+	__u8 id;
+	__u8 flags;          /* KMT_CACHE_ACCOUNTED */
+	__u32 object_size;   /* what the cache's users asked for */
+	__u32 size_alloc;    /* the object with its metadata (kmem_cache.size) */
+	__u32 slab_flags;    /* kmem_cache.flags, the running kernel's bits */
+	char name[KMT_CACHE_INFO_NAME_LEN]; /* NUL-terminated, may be truncated */
+} KMT_PACKED;
+
+struct kmt_feat_heartbeat {
+	__u16 size;
+	__u8 id;
+	__u8 reserved;
+	__u32 reserved2;
+	__u64 written; /* records this CPU wrote so far, this one excluded */
+	__u64 lost;    /* records this CPU lost to a full ring so far */
+} KMT_PACKED;
+
+#define KMT_PERCPU_RESERVED 0x01  /* from the reserved chunk */
+#define KMT_PERCPU_ATOMIC 0x02    /* is_atomic */
+#define KMT_PERCPU_COMPUTED 0x04  /* kernel before 5.19: bytes_alloc computed, no call site or gfp */
+
+struct kmt_feat_percpu {
+	__u16 size;
+	__u8 id;
+	__u8 flags;       /* KMT_PERCPU_* */
+	__s32 off;        /* the offset in its chunk */
+	__u64 base_addr;  /* the chunk's base address */
+	__u64 align;
+} KMT_PACKED;
+
+#define KMT_VMALLOC_AREA 0x01 /* from the vmap_area tracepoints: the area's size (guard
+			       * page included), the call site from a kernel stack */
+
+struct kmt_feat_vmalloc {
+	__u16 size;
+	__u8 id;
+	__u8 flags; /* KMT_VMALLOC_* */
+	__u32 reserved;
 } KMT_PACKED;
 
 /* What the BPF side writes, one layout per event kind. */
@@ -155,6 +249,12 @@ _Static_assert(sizeof(struct kmt_feat_time) == 16, "time feature");
 _Static_assert(sizeof(struct kmt_feat_task) == 32, "task feature");
 _Static_assert(sizeof(struct kmt_feat_cache) == 40, "cache feature");
 _Static_assert(sizeof(struct kmt_feat_page) == 16, "page feature");
+_Static_assert(sizeof(struct kmt_feat_tid) == 8, "tid feature");
+_Static_assert(sizeof(struct kmt_feat_cache_ref) == 16, "cache reference feature");
+_Static_assert(sizeof(struct kmt_feat_cache_info) == 64, "cache info feature");
+_Static_assert(sizeof(struct kmt_feat_heartbeat) == 24, "heartbeat feature");
+_Static_assert(sizeof(struct kmt_feat_percpu) == 24, "percpu feature");
+_Static_assert(sizeof(struct kmt_feat_vmalloc) == 8, "vmalloc feature");
 _Static_assert(sizeof(struct kmt_rec_kmalloc) == 96, "kmalloc record");
 _Static_assert(sizeof(struct kmt_rec_cache_alloc) == 136, "kmem_cache_alloc record");
 _Static_assert(sizeof(struct kmt_rec_page_alloc) == 112, "mm_page_alloc record");

@@ -125,7 +125,7 @@ static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_
 	time->timestamp = bpf_ktime_get_ns();
 	task->size = sizeof(*task);
 	task->id = KMT_FEAT_TASK;
-	task->reserved = 0;
+	task->ev_flags = 0;
 	task->pid = ev->pid_tgid >> 32;
 	task->tid = (__u32)ev->pid_tgid;
 	read_comm(task->comm);

@@ -7,7 +7,7 @@
 # (compared as sorted multisets of lines with the timestamp removed: each
 # instance takes its own timestamps), but for what either one's programs
 # missed (recursion misses, counted by the kernel).  The directory must hold
-# abi_version (3), total_overruns (0) and a cpuN file for each online CPU,
+# abi_version (4), total_overruns (0) and a cpuN file for each online CPU,
 # and the cpuN files, walked independently here with the layout of
 # src/bpf/kmemsnoop.h (24-byte core, 24-byte alloc part, then features
 # of {u16 size, u8 id, ...}), must consist of whole well-formed records
@@ -63,8 +63,8 @@ else
 fi
 
 v=$(tr -d ' \n' <"$DIR/abi_version" 2>/dev/null)
-[ "$v" = 3 ]
-check $? binary.abi_version "abi_version holds '$v', expected 3"
+[ "$v" = 4 ]
+check $? binary.abi_version "abi_version holds '$v', expected 4"
 
 v=$(tr -d ' \n' <"$DIR/total_overruns" 2>/dev/null)
 [ "$v" = 0 ]

@@ -13,7 +13,8 @@
 #                     2N calls of 16384 bytes, every other line 0
 #   allocinfo.freed   --allocinfo: every line back to 0 once closed, and
 #                     no "allocated again" note (no free went unmatched)
-#   hist.once         --hist: 2N allocations of 2N x 16384 bytes, 2N frees
+#   hist.once         --hist-by callsite: 2N allocations of 2N x 16384
+#                     bytes under the call site, about 2N in all
 #   stream.both       the text stream keeps every kmalloc and mm_page_alloc
 #                     event of that size, as the kernel's own trace does
 . "$(dirname "$0")/../lib.sh"
@@ -83,13 +84,25 @@ else
 	fail largekm.allocinfo.freed "$WHY"
 fi
 
-# --- hist: the summary line "N allocations (F failed), M frees in ..." ------
-if traced h --hist -e kmalloc,page "${SIZES[@]}"; then
+# --- hist: one histogram per call site; the summary line "N allocations
+# (F failed), M frees in ..." ------------------------------------------------
+# The pipe_resize_ring histogram holds each large kmalloc once.  The totals
+# may hold a stray allocation of the same size that is not a kmalloc (an
+# order-2 page the kernel takes for the process now and then, seen once in
+# a 6.12 VM): up to 2 are allowed; counting each large kmalloc twice would
+# give 2N more.
+if traced h --hist-by callsite -e kmalloc,page "${SIZES[@]}"; then
 	got=$(awk '/ allocations \(/ { a = $2; f = $6 } END { print a + 0, f + 0 }' "$(ks_err kh)")
-	bytes=$(awk '/ alloc_bytes=/ { for (i = 1; i <= NF; i++) if ($i ~ /^alloc_bytes=/) { sub(/.*=/, "", $i); b += $i } }
-		END { print b + 0 }' "$(ks_out kh)")
-	[ "$got" = "$CALLS $CALLS" ] && [ "$bytes" = "$BYTES" ]
-	check $? largekm.hist.once "want $CALLS allocations and $CALLS frees of $BYTES bytes, got '$got' (allocations, frees) of $bytes bytes"
+	site=$(awk -v site="$SITE" '$1 == "call" && $4 ~ "^" site "\\+" {
+			for (i = 5; i <= NF; i++) {
+				if ($i ~ /^\(allocs=/) { v = $i; sub(/.*=/, "", v); a += v }
+				if ($i ~ /^bytes=/) { v = $i; sub(/.*=/, "", v); sub(/\)$/, "", v); b += v }
+			}
+		} END { print a + 0, b + 0 }' "$(ks_out kh)")
+	read -r allocs frees <<<"$got"
+	[ "$site" = "$CALLS $BYTES" ] && [ "$allocs" -ge "$CALLS" ] && [ "$allocs" -le $((CALLS + 2)) ] &&
+		[ "$frees" -ge "$CALLS" ] && [ "$frees" -le $((CALLS + 2)) ]
+	check $? largekm.hist.once "want $CALLS allocations of $BYTES bytes under the call site, and $CALLS-$((CALLS + 2)) allocations and frees in all; got '$site' (allocations, bytes) under the call site, '$got' (allocations, frees) in all"
 else
 	fail largekm.hist.once "$WHY"
 fi
