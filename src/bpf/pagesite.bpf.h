@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The caller of a page allocation for --allocinfo, without a stack walk
+ * per page.  mm_page_alloc has no call site; the kernel's unwinder finds
+ * it at ~110 ns per frame, through some 8 frames of tracing machinery and
+ * page allocator.
+ *
+ * Those frames are always the same few functions, and a return address
+ * lies at a fixed distance below the next one: the frame of the function
+ * it returns into, at that call (ORC's stack offset on x86, the frame
+ * records' layout on arm64).  ctx is the argument array in
+ * bpf_trace_run<N>'s frame, a kernel stack address, so the first return
+ * address above it is at a fixed offset too.  So:
+ *
+ *   per allocation: read the return address at ctx + ps_first; while
+ *     ps_frames knows it as machinery or allocator, step by its distance
+ *     to the next; the first one it knows as a caller is the site, keyed
+ *     by its address like a kmalloc's call site.
+ *   anything else (an unknown return address, a read that faults, too
+ *     deep): the page is keyed by its stack as before, and one such miss
+ *     in PS_SAMPLE_EVERY sends user space a sample (its return addresses
+ *     and the stack above ctx), from which it learns (pagesite.c).
+ *
+ * What a frame is (machinery, allocator, caller) is decided in user space
+ * by the rule it applies to a page's stack.  One caller in PS_AUDIT is
+ * keyed by its stack and sent as a sample with the learned answer, which
+ * user space checks; a different answer switches the learned frames off.
+ *
+ * An allocation in an interrupt runs on the interrupt stack: the frames
+ * between it and its caller are the same functions at the same distances.
+ *
+ * #included by kmemsnoop.bpf.c before allocinfo.bpf.h.
+ */
+#ifndef KMEMSNOOP_PAGESITE_BPF_H
+#define KMEMSNOOP_PAGESITE_BPF_H
+
+#include "pagesite_defs.h"
+
+/* The program and bpf_trace_run<N>, as the stack map's walk skips them. */
+#define PS_SKIP (2 & BPF_F_SKIP_FIELD_MASK)
+/* Offsets and distances are below this (user space checks): bounded
+ * offsets, as the verifier wants for arithmetic on ctx. */
+#define PS_MAX_DELTA (PS_RAW * 8)
+
+const volatile bool ps_on = false;
+/* Written by user space: the first return address's offset from ctx
+ * (0: not learned yet), and a failed audit. */
+__u32 ps_first = 0;
+__u32 ps_disabled = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* sized by user space when on */
+	__type(key, __u64);
+	__type(value, struct ps_frame);
+} ps_frames SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024); /* a valid size for any page size; more when on */
+} ps_samples SEC(".maps");
+
+/* Per CPU: countdowns to the next audit and the next sample. */
+struct ps_cpu {
+	__u32 until_audit;
+	__u32 until_sample;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ps_cpu);
+} ps_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ps_stats);
+} ps_stats SEC(".maps");
+
+#define PS_COUNT(st, what)                                                               \
+	({                                                                               \
+		if (st)                                                                  \
+			__sync_fetch_and_add(&(st)->what, 1);                            \
+	})
+
+#define PS_READ(x) (*(volatile typeof(x) *)&(x))
+
+/* A return address as saved on the stack, without arm64's pointer
+ * authentication code: kernel text lies where bits 48-63 are all ones
+ * (x86-64's too), and bit 55 tells kernel from user addresses. */
+static __always_inline __u64 ps_strip(__u64 ret)
+{
+	return ret >> 55 & 1 ? ret | 0xffff000000000000ULL : ret;
+}
+
+/* The caller from learned frames, or 0. */
+static __always_inline __u64 ps_learned_site(void *ctx)
+{
+	__u32 off = PS_READ(ps_first);
+	bool in_allocator = false;
+	struct ps_frame *f;
+	__u64 ret;
+	/* ctx is a kernel stack address, which a privileged program may
+	 * compute with; the offsets are bounded. */
+	char *slot = (char *)ctx + (off & (PS_MAX_DELTA - 1));
+
+	if (!off || PS_READ(ps_disabled))
+		return 0;
+	for (int i = 0; i < PS_WALK; i++) {
+		if (bpf_probe_read_kernel(&ret, sizeof(ret), slot))
+			return 0;
+		ret = ps_strip(ret);
+		f = bpf_map_lookup_elem(&ps_frames, &ret);
+		if (!f)
+			return 0;
+		if (f->kind == PS_KIND_SITE)
+			return ret;
+		/* Machinery after the allocator: not a path user space saw. */
+		if (f->kind == PS_KIND_GLUE && in_allocator)
+			return 0;
+		in_allocator |= f->kind == PS_KIND_ALLOC;
+		slot += f->delta & (PS_MAX_DELTA - 1);
+	}
+	return 0;
+}
+
+/* Sends user space this allocation's return addresses and the stack
+ * above ctx; claimed: the caller the learned frames gave (an audit). */
+static __always_inline void ps_sample(void *ctx, struct ps_stats *st, __u64 claimed)
+{
+	struct ps_sample *r = bpf_ringbuf_reserve(&ps_samples, sizeof(*r), 0);
+	long n;
+
+	if (!r) {
+		PS_COUNT(st, dropped);
+		return;
+	}
+	r->claimed = claimed;
+	n = bpf_get_stack(ctx, r->ips, sizeof(r->ips), PS_SKIP);
+	r->n = n > 0 ? n / sizeof(__u64) : 0;
+	r->raw_ok = !bpf_probe_read_kernel(r->raw, sizeof(r->raw), ctx);
+	/* User space reads the ring on its own schedule: no wakeups. */
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	PS_COUNT(st, samples);
+}
+
+/* The caller of the page allocation being traced, or 0: key it by its stack. */
+static __always_inline __u64 pagesite_find(void *ctx)
+{
+	__u32 zero = 0;
+	struct ps_stats *st;
+	struct ps_cpu *c;
+	__u64 site;
+
+	if (!ps_on)
+		return 0;
+	st = bpf_map_lookup_elem(&ps_stats, &zero);
+	c = bpf_map_lookup_elem(&ps_cpu, &zero);
+	if (!c)
+		return 0;
+	site = ps_learned_site(ctx);
+	if (site) {
+		if (c->until_audit--) {
+			PS_COUNT(st, fast);
+			return site;
+		}
+		c->until_audit = PS_AUDIT - 1;
+		PS_COUNT(st, audits);
+		PS_COUNT(st, misses);
+		ps_sample(ctx, st, site);
+		return 0;
+	}
+	PS_COUNT(st, misses);
+	if (c->until_sample--)
+		return 0;
+	c->until_sample = PS_SAMPLE_EVERY - 1;
+	ps_sample(ctx, st, 0);
+	return 0;
+}
+
+#endif /* KMEMSNOOP_PAGESITE_BPF_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The caller of a page allocation from learned stack frames: what the BPF
+ * side (pagesite.bpf.h) and user space (pagesite.c) share.  Included from
+ * BPF and from user space, so only __u32-style types.
+ */
+#ifndef KMEMSNOOP_PAGESITE_DEFS_H
+#define KMEMSNOOP_PAGESITE_DEFS_H
+
+/* What a learned return address is: where it returns into. */
+#define PS_KIND_GLUE 1  /* the tracing machinery (alloctag_is_glue) */
+#define PS_KIND_ALLOC 2 /* the allocator (alloctag_is_allocator) */
+#define PS_KIND_SITE 3  /* the caller: the page's site */
+
+/* Frames read per allocation at most: as deep as a page's stack key. */
+#define PS_WALK 8
+/* A sample: the return addresses bpf_get_stack gives, and the stack
+ * words above ctx in which user space finds them. */
+#define PS_STACK 16
+#define PS_RAW 128
+/* One miss in this many sends a sample; one caller in PS_AUDIT found by
+ * learned frames is sent too, to be checked against its stack. */
+#define PS_SAMPLE_EVERY 8
+#define PS_AUDIT 64
+
+/* ps_frames value: a learned return address. */
+struct ps_frame {
+	__u32 delta; /* bytes from its slot to the next return address's */
+	__u32 kind;  /* PS_KIND_* */
+};
+
+/* A ps_samples record. */
+struct ps_sample {
+	__u64 claimed; /* an audit: the caller the learned frames gave; else 0 */
+	__u32 n;       /* ips */
+	__u32 raw_ok;  /* raw could be read */
+	__u64 ips[PS_STACK];
+	__u64 raw[PS_RAW]; /* the stack from ctx up */
+};
+
+/* Per CPU (ps_stats). */
+struct ps_stats {
+	__u64 fast;    /* callers found from learned frames */
+	__u64 misses;  /* allocations keyed by their stack instead */
+	__u64 audits;  /* of which audits */
+	__u64 samples; /* samples sent */
+	__u64 dropped; /* samples the ring had no room for */
+};
+
+#endif /* KMEMSNOOP_PAGESITE_DEFS_H */
