@@ -10,7 +10,7 @@
  * named by the rule a page's stack gets (alloctag.c): the tracing
  * machinery first, then the allocator, then the caller.  So the sample
  * teaches
- *   - the offset from ctx of the first return address found,
+ *   - the word above ctx of the first return address found,
  *   - for each return address into machinery or allocator, its kind and
  *     the distance to the next one,
  *   - that the caller's return address is a caller.
@@ -40,7 +40,6 @@
 #include "pagesite_defs.h"
 
 #define PS_CONFIRM 2     /* samples that must agree before an entry is used */
-#define PS_FRAMES 4096   /* entries the BPF side holds: frames and callers */
 #define PS_TABLE 16384   /* entries learned, in user space (a power of two) */
 #define PS_RING (256 * 1024)
 #define PS_POLL_NS 10000000L /* 10 ms between readings of the ring */
@@ -223,7 +222,7 @@ unsigned long long ps_learn_sample(struct ps_learner *l, const struct ps_sample 
 	}
 	if (last < first || pos[first] == 0)
 		return call < n ? s->ips[call] : 0;
-	learn_first(l, pos[first] * 8L);
+	learn_first(l, pos[first]);
 	for (int k = first; k <= last && k <= call && k < n; k++) {
 		if (k == call) {
 			learn(l, s->ips[k], 0, PS_KIND_SITE);
@@ -244,7 +243,7 @@ void pagesite_configure(struct kmemsnoop_bpf *skel, bool on)
 	skel->rodata->ps_on = on;
 	if (!on)
 		return;
-	bpf_map__set_max_entries(skel->maps.ps_frames, PS_FRAMES);
+	bpf_map__set_max_entries(skel->maps.ps_frames, PS_SLOTS);
 	bpf_map__set_max_entries(skel->maps.ps_samples, PS_RING);
 }
 
@@ -257,7 +256,8 @@ struct pagesite {
 	pthread_t thread;
 	volatile bool stop;
 	bool first_set;
-	unsigned long long audits, mismatches, unsure;
+	__u64 placed[PS_SLOTS]; /* what ps_frames holds */
+	unsigned long long audits, mismatches, unsure, unplaced;
 };
 
 static const char *name_of(void *ctx, unsigned long long addr)
@@ -267,19 +267,38 @@ static const char *name_of(void *ctx, unsigned long long addr)
 	return s ? s->name : NULL;
 }
 
+/* Into ps_frames at ps_slot(ret) or beside it; else it stays unknown
+ * there (its allocations keyed by their stacks). */
 static void confirmed(void *hook, const struct ps_entry *e)
 {
 	struct pagesite *ps = hook;
-	struct ps_frame f = { .delta = e->delta, .kind = e->kind };
+	struct ps_frame f = {
+		.ret = e->ret, .delta = e->delta, .kind = (__u16)e->kind,
+		.audits = e->kind == PS_KIND_SITE ? PS_FIRST_AUDITS : 0,
+	};
+	__u32 i = ps_slot(e->ret);
 
-	bpf_map_update_elem(bpf_map__fd(ps->skel->maps.ps_frames), &e->ret, &f, BPF_ANY);
+	if (ps->placed[i] && ps->placed[i ^ 1]) {
+		ps->unplaced++;
+		return;
+	}
+	i ^= ps->placed[i] ? 1 : 0;
+	ps->placed[i] = e->ret;
+	bpf_map_update_elem(bpf_map__fd(ps->skel->maps.ps_frames), &i, &f, BPF_ANY);
 }
 
 static void retired(void *hook, const struct ps_entry *e)
 {
 	struct pagesite *ps = hook;
+	struct ps_frame none = { 0 };
+	__u32 i = ps_slot(e->ret);
 
-	bpf_map_delete_elem(bpf_map__fd(ps->skel->maps.ps_frames), &e->ret);
+	if (ps->placed[i] != e->ret)
+		i ^= 1;
+	if (ps->placed[i] != e->ret)
+		return;
+	/* The slot stays taken: the entry is never placed again. */
+	bpf_map_update_elem(bpf_map__fd(ps->skel->maps.ps_frames), &i, &none, BPF_ANY);
 }
 
 static void switch_off(struct pagesite *ps)
@@ -309,7 +328,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 	first = ps_first_offset(ps->l);
 	if (first < 0)
 		switch_off(ps);
-	else if (first && !ps->first_set) {
+	else if (first && first < PS_WINDOW && !ps->first_set) {
 		ps->first_set = true;
 		__atomic_store_n(&ps->skel->bss->ps_first, (__u32)first, __ATOMIC_RELAXED);
 	}
@@ -376,11 +395,11 @@ static void print_summary(struct pagesite *ps)
 	free(per_cpu);
 	fprintf(stderr, "kmemsnoop: page callers: %llu from learned frames, %llu from their "
 			"stacks; %llu samples (%llu dropped), %llu frames and %llu callers learned, "
-			"%llu conflicts, %llu ambiguous; %llu audits, %llu mismatches, %llu "
-			"inconclusive%s\n",
+			"%llu conflicts, %llu ambiguous, %llu without room; %llu audits, %llu "
+			"mismatches, %llu inconclusive%s\n",
 		(unsigned long long)sum.fast, (unsigned long long)sum.misses,
 		(unsigned long long)sum.samples, (unsigned long long)sum.dropped, ps->l->frames,
-		ps->l->sites, ps->l->conflicts, ps->l->ambiguous, ps->audits, ps->mismatches,
+		ps->l->sites, ps->l->conflicts, ps->l->ambiguous, ps->unplaced, ps->audits, ps->mismatches,
 		ps->unsure, ps->skel->bss->ps_disabled ? " (learned frames switched off)" : "");
 }
 

@@ -12,18 +12,20 @@
  * bpf_trace_run<N>'s frame, a kernel stack address, so the first return
  * address above it is at a fixed offset too.  So:
  *
- *   per allocation: read the return address at ctx + ps_first; while
- *     ps_frames knows it as machinery or allocator, step by its distance
- *     to the next; the first one it knows as a caller is the site, keyed
- *     by its address like a kmalloc's call site.
+ *   per allocation: copy the stack words above ctx (one read); take the
+ *     return address at word ps_first; while ps_frames knows it as
+ *     machinery or allocator, step by its distance to the next; the first
+ *     one it knows as a caller is the site, keyed by its address like a
+ *     kmalloc's call site.
  *   anything else (an unknown return address, a read that faults, too
  *     deep): the page is keyed by its stack as before, and one such miss
  *     in PS_SAMPLE_EVERY sends user space a sample (its return addresses
  *     and the stack above ctx), from which it learns (pagesite.c).
  *
  * What a frame is (machinery, allocator, caller) is decided in user space
- * by the rule it applies to a page's stack.  One caller in PS_AUDIT is
- * keyed by its stack and sent as a sample with the learned answer, which
+ * by the rule it applies to a page's stack.  A caller's first
+ * PS_FIRST_AUDITS findings, and then one in PS_AUDIT, are audits: the page
+ * is keyed by its stack and the sample sent with the learned answer, which
  * user space checks; a different answer switches the learned frames off.
  *
  * An allocation in an interrupt runs on the interrupt stack: the frames
@@ -38,20 +40,18 @@
 
 /* The program and bpf_trace_run<N>, as the stack map's walk skips them. */
 #define PS_SKIP (2 & BPF_F_SKIP_FIELD_MASK)
-/* Offsets and distances are below this (user space checks): bounded
- * offsets, as the verifier wants for arithmetic on ctx. */
-#define PS_MAX_DELTA (PS_RAW * 8)
 
 const volatile bool ps_on = false;
-/* Written by user space: the first return address's offset from ctx
+/* Written by user space: the first return address's word above ctx
  * (0: not learned yet), and a failed audit. */
 __u32 ps_first = 0;
 __u32 ps_disabled = 0;
 
+/* An array, which the verifier inlines the lookups of. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1); /* sized by user space when on */
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* PS_SLOTS when on */
+	__type(key, __u32);
 	__type(value, struct ps_frame);
 } ps_frames SEC(".maps");
 
@@ -60,10 +60,15 @@ struct {
 	__uint(max_entries, 64 * 1024); /* a valid size for any page size; more when on */
 } ps_samples SEC(".maps");
 
-/* Per CPU: countdowns to the next audit and the next sample. */
+/* Per CPU: the stack above ctx, countdowns to the next audit and the next
+ * sample, and whether the window is in use (a program nested in this one
+ * on the same CPU: an interrupt's allocation, before kernels checked
+ * recursion, then keys its page by its stack). */
 struct ps_cpu {
+	__u64 win[PS_WINDOW];
 	__u32 until_audit;
 	__u32 until_sample;
+	__u32 busy;
 };
 
 struct {
@@ -80,10 +85,11 @@ struct {
 	__type(value, struct ps_stats);
 } ps_stats SEC(".maps");
 
+/* Per-CPU diagnostics: plain adds (a nested program may lose one). */
 #define PS_COUNT(st, what)                                                               \
 	({                                                                               \
 		if (st)                                                                  \
-			__sync_fetch_and_add(&(st)->what, 1);                            \
+			(st)->what++;                                                    \
 	})
 
 #define PS_READ(x) (*(volatile typeof(x) *)&(x))
@@ -96,33 +102,51 @@ static __always_inline __u64 ps_strip(__u64 ret)
 	return ret >> 55 & 1 ? ret | 0xffff000000000000ULL : ret;
 }
 
-/* The caller from learned frames, or 0. */
-static __always_inline __u64 ps_learned_site(void *ctx)
+static __always_inline struct ps_frame *ps_frame_of(__u64 ret)
 {
-	__u32 off = PS_READ(ps_first);
+	__u32 i = ps_slot(ret);
+	struct ps_frame *f = bpf_map_lookup_elem(&ps_frames, &i);
+
+	if (f && f->ret == ret)
+		return f;
+	i ^= 1;
+	f = bpf_map_lookup_elem(&ps_frames, &i);
+	return f && f->ret == ret ? f : NULL;
+}
+
+/* The caller from learned frames, or 0; *audit: check it. */
+static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, bool *audit)
+{
+	__u32 w = PS_READ(ps_first);
 	bool in_allocator = false;
 	struct ps_frame *f;
 	__u64 ret;
-	/* ctx is a kernel stack address, which a privileged program may
-	 * compute with; the offsets are bounded. */
-	char *slot = (char *)ctx + (off & (PS_MAX_DELTA - 1));
 
-	if (!off || PS_READ(ps_disabled))
+	if (!w || PS_READ(ps_disabled))
+		return 0;
+	/* ctx is a kernel stack address: the words above it, at once. */
+	if (bpf_probe_read_kernel(c->win, sizeof(c->win), ctx))
 		return 0;
 	for (int i = 0; i < PS_WALK; i++) {
-		if (bpf_probe_read_kernel(&ret, sizeof(ret), slot))
+		if (w >= PS_WINDOW)
 			return 0;
-		ret = ps_strip(ret);
-		f = bpf_map_lookup_elem(&ps_frames, &ret);
+		ret = ps_strip(c->win[w]);
+		f = ps_frame_of(ret);
 		if (!f)
 			return 0;
-		if (f->kind == PS_KIND_SITE)
+		if (f->kind == PS_KIND_SITE) {
+			/* Racy: two CPUs may both take the last audit. */
+			if (PS_READ(f->audits)) {
+				PS_READ(f->audits) -= 1;
+				*audit = true;
+			}
 			return ret;
+		}
 		/* Machinery after the allocator: not a path user space saw. */
 		if (f->kind == PS_KIND_GLUE && in_allocator)
 			return 0;
 		in_allocator |= f->kind == PS_KIND_ALLOC;
-		slot += f->delta & (PS_MAX_DELTA - 1);
+		w += f->delta / 8;
 	}
 	return 0;
 }
@@ -152,6 +176,7 @@ static __always_inline __u64 pagesite_find(void *ctx)
 {
 	__u32 zero = 0;
 	struct ps_stats *st;
+	bool audit = false;
 	struct ps_cpu *c;
 	__u64 site;
 
@@ -159,15 +184,18 @@ static __always_inline __u64 pagesite_find(void *ctx)
 		return 0;
 	st = bpf_map_lookup_elem(&ps_stats, &zero);
 	c = bpf_map_lookup_elem(&ps_cpu, &zero);
-	if (!c)
+	if (!c || PS_READ(c->busy))
 		return 0;
-	site = ps_learned_site(ctx);
+	PS_READ(c->busy) = 1;
+	site = ps_learned_site(ctx, c, &audit);
+	PS_READ(c->busy) = 0;
 	if (site) {
-		if (c->until_audit--) {
+		if (!audit && c->until_audit--) {
 			PS_COUNT(st, fast);
 			return site;
 		}
-		c->until_audit = PS_AUDIT - 1;
+		if (!audit)
+			c->until_audit = PS_AUDIT - 1;
 		PS_COUNT(st, audits);
 		PS_COUNT(st, misses);
 		ps_sample(ctx, st, site);

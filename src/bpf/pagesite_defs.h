@@ -18,16 +18,32 @@
  * words above ctx in which user space finds them. */
 #define PS_STACK 16
 #define PS_RAW 128
-/* One miss in this many sends a sample; one caller in PS_AUDIT found by
- * learned frames is sent too, to be checked against its stack. */
+/* One miss in this many sends a sample.  A caller found by learned
+ * frames is checked against its stack (an audit: the page is keyed by its
+ * stack, the sample sent): its first PS_FIRST_AUDITS times, then one
+ * caller in PS_AUDIT. */
 #define PS_SAMPLE_EVERY 8
-#define PS_AUDIT 64
+#define PS_FIRST_AUDITS 4
+#define PS_AUDIT 1024
 
-/* ps_frames value: a learned return address. */
+/* The stack words above ctx read at once per allocation: the frames
+ * learned lie within them (user space only learns those that do). */
+#define PS_WINDOW 64
+
+/* ps_frames: learned return addresses, in a table of PS_SLOTS entries
+ * where ret's place is ps_slot(ret) or the one beside it (^ 1). */
+#define PS_SLOTS 2048
 struct ps_frame {
-	__u32 delta; /* bytes from its slot to the next return address's */
-	__u32 kind;  /* PS_KIND_* */
+	__u64 ret;    /* 0: a free entry */
+	__u32 delta;  /* bytes from its slot to the next return address's */
+	__u16 kind;   /* PS_KIND_* */
+	__u16 audits; /* a caller: audits still to make before it is used alone */
 };
+
+static inline __u32 ps_slot(__u64 ret)
+{
+	return (__u32)((ret * 0x9e3779b97f4a7c15ULL) >> 40) & (PS_SLOTS - 1);
+}
 
 /* A ps_samples record. */
 struct ps_sample {
