@@ -189,7 +189,7 @@ unsigned long long ps_learn_sample(struct ps_learner *l, const struct ps_sample 
 	call = glue;
 	while (call < n && alloctag_is_allocator(l->name_of(l->ctx, s->ips[call])))
 		call++;
-	if (!s->raw_ok)
+	if (!s->raw_len)
 		return call < n ? s->ips[call] : 0;
 	/* Where the return addresses sit: the first found (among those of
 	 * machinery: arm64's frame records lie below their frames' locals)
@@ -211,7 +211,7 @@ unsigned long long ps_learn_sample(struct ps_learner *l, const struct ps_sample 
 	if (first < 0)
 		return call < n ? s->ips[call] : 0;
 	/* Each found once where it can be, or the rest is not trusted. */
-	for (int k = first; k <= last; k++) {
+	for (int k = first; k <= last && k <= call; k++) {
 		int lo = k == first ? 0 : pos[k - 1] + 1;
 
 		if (count_in(s, s->ips[k], lo, k < last ? pos[k + 1] : PS_RAW) != 1) {

@@ -66,6 +66,7 @@ struct {
  * recursion, then keys its page by its stack). */
 struct ps_cpu {
 	__u64 win[PS_WINDOW];
+	__u64 ctx_addr; /* ctx as a number */
 	__u32 until_audit;
 	__u32 until_sample;
 	__u32 busy;
@@ -102,6 +103,24 @@ static __always_inline __u64 ps_strip(__u64 ret)
 	return ret >> 55 & 1 ? ret | 0xffff000000000000ULL : ret;
 }
 
+/*
+ * Copies the size bytes above ctx (at addr) to dst; what lies past the top
+ * of the stack reads as zeros.  A stack's top is page-aligned: a read that
+ * fails is tried again up to the end of addr's 4 KiB page.  The bytes
+ * read, or 0.
+ */
+static __always_inline __u32 ps_read_above(void *dst, __u32 size, void *ctx, __u64 addr)
+{
+	__u32 head = 4096 - (addr & 4095);
+
+	if (!bpf_probe_read_kernel(dst, size, ctx))
+		return size;
+	/* The failed read zeroed dst. */
+	if (head >= size || bpf_probe_read_kernel(dst, head & (size - 1), (void *)addr))
+		return 0;
+	return head;
+}
+
 static __always_inline struct ps_frame *ps_frame_of(__u64 ret)
 {
 	__u32 i = ps_slot(ret);
@@ -125,13 +144,13 @@ static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, bool *
 	if (!w || PS_READ(ps_disabled))
 		return 0;
 	/* ctx is a kernel stack address: the words above it, at once. */
-	if (bpf_probe_read_kernel(c->win, sizeof(c->win), ctx))
+	if (!ps_read_above(c->win, sizeof(c->win), ctx, PS_READ(c->ctx_addr)))
 		return 0;
 	for (int i = 0; i < PS_WALK; i++) {
 		if (w >= PS_WINDOW)
 			return 0;
 		ret = ps_strip(c->win[w]);
-		f = ps_frame_of(ret);
+		f = ret ? ps_frame_of(ret) : NULL; /* 0: past the stack's top */
 		if (!f)
 			return 0;
 		if (f->kind == PS_KIND_SITE) {
@@ -153,7 +172,8 @@ static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, bool *
 
 /* Sends user space this allocation's return addresses and the stack
  * above ctx; claimed: the caller the learned frames gave (an audit). */
-static __always_inline void ps_sample(void *ctx, struct ps_stats *st, __u64 claimed)
+static __always_inline void ps_sample(void *ctx, struct ps_cpu *c, struct ps_stats *st,
+				      __u64 claimed)
 {
 	struct ps_sample *r = bpf_ringbuf_reserve(&ps_samples, sizeof(*r), 0);
 	long n;
@@ -165,7 +185,7 @@ static __always_inline void ps_sample(void *ctx, struct ps_stats *st, __u64 clai
 	r->claimed = claimed;
 	n = bpf_get_stack(ctx, r->ips, sizeof(r->ips), PS_SKIP);
 	r->n = n > 0 ? n / sizeof(__u64) : 0;
-	r->raw_ok = !bpf_probe_read_kernel(r->raw, sizeof(r->raw), ctx);
+	r->raw_len = ps_read_above(r->raw, sizeof(r->raw), ctx, PS_READ(c->ctx_addr));
 	/* User space reads the ring on its own schedule: no wakeups. */
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	PS_COUNT(st, samples);
@@ -187,6 +207,8 @@ static __always_inline __u64 pagesite_find(void *ctx)
 	if (!c || PS_READ(c->busy))
 		return 0;
 	PS_READ(c->busy) = 1;
+	/* Through memory: ctx as a number (a privileged program's right). */
+	PS_READ(c->ctx_addr) = (__u64)ctx;
 	site = ps_learned_site(ctx, c, &audit);
 	PS_READ(c->busy) = 0;
 	if (site) {
@@ -198,14 +220,14 @@ static __always_inline __u64 pagesite_find(void *ctx)
 			c->until_audit = PS_AUDIT - 1;
 		PS_COUNT(st, audits);
 		PS_COUNT(st, misses);
-		ps_sample(ctx, st, site);
+		ps_sample(ctx, c, st, site);
 		return 0;
 	}
 	PS_COUNT(st, misses);
 	if (c->until_sample--)
 		return 0;
 	c->until_sample = PS_SAMPLE_EVERY - 1;
-	ps_sample(ctx, st, 0);
+	ps_sample(ctx, c, st, 0);
 	return 0;
 }
 

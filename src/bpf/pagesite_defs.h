@@ -49,7 +49,7 @@ static inline __u32 ps_slot(__u64 ret)
 struct ps_sample {
 	__u64 claimed; /* an audit: the caller the learned frames gave; else 0 */
 	__u32 n;       /* ips */
-	__u32 raw_ok;  /* raw could be read */
+	__u32 raw_len; /* bytes of raw read (the stack may end before) */
 	__u64 ips[PS_STACK];
 	__u64 raw[PS_RAW]; /* the stack from ctx up */
 };
