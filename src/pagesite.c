@@ -244,8 +244,15 @@ void pagesite_configure(struct kmemsnoop_bpf *skel, bool on)
 	if (!on)
 		return;
 	bpf_map__set_max_entries(skel->maps.ps_frames, PS_SLOTS);
+	bpf_map__set_max_entries(skel->maps.ps_paths, PS_SLOTS);
 	bpf_map__set_max_entries(skel->maps.ps_samples, PS_RING);
 }
+
+/* A path's audits that agreed (a table of PS_TABLE). */
+struct ps_path {
+	__u64 path; /* 0: a free entry */
+	unsigned int agreed;
+};
 
 struct pagesite {
 	struct kmemsnoop_bpf *skel;
@@ -257,7 +264,9 @@ struct pagesite {
 	volatile bool stop;
 	bool first_set;
 	__u64 placed[PS_SLOTS]; /* what ps_frames holds */
-	unsigned long long audits, mismatches, unsure, unplaced;
+	__u64 paths[PS_SLOTS];  /* what ps_paths holds */
+	struct ps_path *agreed; /* audits that agreed, per path */
+	unsigned long long audits, mismatches, unsure, unplaced, verified;
 };
 
 static const char *name_of(void *ctx, unsigned long long addr)
@@ -272,10 +281,7 @@ static const char *name_of(void *ctx, unsigned long long addr)
 static void confirmed(void *hook, const struct ps_entry *e)
 {
 	struct pagesite *ps = hook;
-	struct ps_frame f = {
-		.ret = e->ret, .delta = e->delta, .kind = (__u16)e->kind,
-		.audits = e->kind == PS_KIND_SITE ? PS_FIRST_AUDITS : 0,
-	};
+	struct ps_frame f = { .ret = e->ret, .delta = e->delta, .kind = e->kind };
 	__u32 i = ps_slot(e->ret);
 
 	if (ps->placed[i] && ps->placed[i ^ 1]) {
@@ -301,6 +307,31 @@ static void retired(void *hook, const struct ps_entry *e)
 	bpf_map_update_elem(bpf_map__fd(ps->skel->maps.ps_frames), &i, &none, BPF_ANY);
 }
 
+/* One more audit of path agreed: after PS_FIRST_AUDITS, into ps_paths. */
+static void path_agreed(struct pagesite *ps, __u64 path)
+{
+	size_t i = (size_t)((path * KMT_HASH_MUL) >> 32) & (PS_TABLE - 1), n;
+	__u32 slot;
+
+	for (n = 0; n < PS_TABLE / 2; n++, i = (i + 1) & (PS_TABLE - 1))
+		if (!ps->agreed[i].path || ps->agreed[i].path == path)
+			break;
+	if (n == PS_TABLE / 2 || !path)
+		return; /* full: its pages keep being keyed by their stacks */
+	ps->agreed[i].path = path;
+	if (++ps->agreed[i].agreed != PS_FIRST_AUDITS)
+		return;
+	slot = ps_slot(path);
+	if (ps->paths[slot] && ps->paths[slot ^ 1]) {
+		ps->unplaced++;
+		return;
+	}
+	slot ^= ps->paths[slot] ? 1 : 0;
+	ps->paths[slot] = path;
+	ps->verified++;
+	bpf_map_update_elem(bpf_map__fd(ps->skel->maps.ps_paths), &slot, &path, BPF_ANY);
+}
+
 static void switch_off(struct pagesite *ps)
 {
 	__atomic_store_n(&ps->skel->bss->ps_disabled, 1, __ATOMIC_RELAXED);
@@ -323,6 +354,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 		} else if (caller != s->claimed) {
 			ps->mismatches++;
 			switch_off(ps);
+		} else {
+			path_agreed(ps, s->path);
 		}
 	}
 	first = ps_first_offset(ps->l);
@@ -361,14 +394,17 @@ struct pagesite *pagesite_start(struct kmemsnoop_bpf *skel, int ncpus)
 	/* Read after load: the BPF programs, which are machinery, are named. */
 	ps->ks = ksyms_load("/proc/kallsyms");
 	ps->l = ps_learner_new(name_of, ps);
+	ps->agreed = calloc(PS_TABLE, sizeof(*ps->agreed));
 	if (ps->l) {
 		ps->l->confirmed = confirmed;
 		ps->l->retired = retired;
 		ps->l->hook = ps;
 	}
 	ps->rb = ring_buffer__new(bpf_map__fd(skel->maps.ps_samples), on_sample, ps, NULL);
-	if (!ps->ks || !ps->l || !ps->rb || pthread_create(&ps->thread, NULL, learning, ps)) {
+	if (!ps->ks || !ps->l || !ps->agreed || !ps->rb ||
+	    pthread_create(&ps->thread, NULL, learning, ps)) {
 		ring_buffer__free(ps->rb);
+		free(ps->agreed);
 		ps_learner_free(ps->l);
 		ksyms_free(ps->ks);
 		free(ps);
@@ -395,11 +431,11 @@ static void print_summary(struct pagesite *ps)
 	free(per_cpu);
 	fprintf(stderr, "kmemsnoop: page callers: %llu from learned frames, %llu from their "
 			"stacks; %llu samples (%llu dropped), %llu frames and %llu callers learned, "
-			"%llu conflicts, %llu ambiguous, %llu without room; %llu audits, %llu "
-			"mismatches, %llu inconclusive%s\n",
+			"%llu conflicts, %llu ambiguous, %llu without room; %llu audits, %llu paths "
+			"confirmed, %llu mismatches, %llu inconclusive%s\n",
 		(unsigned long long)sum.fast, (unsigned long long)sum.misses,
 		(unsigned long long)sum.samples, (unsigned long long)sum.dropped, ps->l->frames,
-		ps->l->sites, ps->l->conflicts, ps->l->ambiguous, ps->unplaced, ps->audits, ps->mismatches,
+		ps->l->sites, ps->l->conflicts, ps->l->ambiguous, ps->unplaced, ps->audits, ps->verified, ps->mismatches,
 		ps->unsure, ps->skel->bss->ps_disabled ? " (learned frames switched off)" : "");
 }
 
@@ -413,6 +449,7 @@ void pagesite_stop(struct pagesite *ps, bool verbose)
 	if (verbose)
 		print_summary(ps);
 	ring_buffer__free(ps->rb);
+	free(ps->agreed);
 	ps_learner_free(ps->l);
 	ksyms_free(ps->ks);
 	free(ps);

@@ -23,10 +23,13 @@
  *     and the stack above ctx), from which it learns (pagesite.c).
  *
  * What a frame is (machinery, allocator, caller) is decided in user space
- * by the rule it applies to a page's stack.  A caller's first
- * PS_FIRST_AUDITS findings, and then one in PS_AUDIT, are audits: the page
- * is keyed by its stack and the sample sent with the learned answer, which
- * user space checks; a different answer switches the learned frames off.
+ * by the rule it applies to a page's stack.  Every caller found from a
+ * path (the return addresses read) that audits have not yet agreed on
+ * PS_FIRST_AUDITS times, and then one in PS_AUDIT, is an audit: the page
+ * is keyed by its stack and the sample sent with the learned answer,
+ * which user space checks against the stack; the path goes into ps_paths
+ * once enough audits agreed, and a different answer switches the learned
+ * frames off.  So a path is used only after stack walks confirmed it.
  *
  * An allocation in an interrupt runs on the interrupt stack: the frames
  * between it and its caller are the same functions at the same distances.
@@ -54,6 +57,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ps_frame);
 } ps_frames SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* PS_SLOTS when on */
+	__type(key, __u32);
+	__type(value, __u64);
+} ps_paths SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -133,8 +143,21 @@ static __always_inline struct ps_frame *ps_frame_of(__u64 ret)
 	return f && f->ret == ret ? f : NULL;
 }
 
-/* The caller from learned frames, or 0; *audit: check it. */
-static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, bool *audit)
+/* Whether audits agreed on this path. */
+static __always_inline bool ps_path_known(__u64 path)
+{
+	__u32 i = ps_slot(path);
+	__u64 *p = bpf_map_lookup_elem(&ps_paths, &i);
+
+	if (p && *p == path)
+		return true;
+	i ^= 1;
+	p = bpf_map_lookup_elem(&ps_paths, &i);
+	return p && *p == path;
+}
+
+/* The caller from learned frames, or 0; *path: the return addresses read. */
+static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, __u64 *path)
 {
 	__u32 w = PS_READ(ps_first);
 	bool in_allocator = false;
@@ -153,14 +176,9 @@ static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, bool *
 		f = ret ? ps_frame_of(ret) : NULL; /* 0: past the stack's top */
 		if (!f)
 			return 0;
-		if (f->kind == PS_KIND_SITE) {
-			/* Racy: two CPUs may both take the last audit. */
-			if (PS_READ(f->audits)) {
-				PS_READ(f->audits) -= 1;
-				*audit = true;
-			}
+		*path = ps_path_add(*path, ret);
+		if (f->kind == PS_KIND_SITE)
 			return ret;
-		}
 		/* Machinery after the allocator: not a path user space saw. */
 		if (f->kind == PS_KIND_GLUE && in_allocator)
 			return 0;
@@ -173,7 +191,7 @@ static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, bool *
 /* Sends user space this allocation's return addresses and the stack
  * above ctx; claimed: the caller the learned frames gave (an audit). */
 static __always_inline void ps_sample(void *ctx, struct ps_cpu *c, struct ps_stats *st,
-				      __u64 claimed)
+				      __u64 claimed, __u64 path)
 {
 	struct ps_sample *r = bpf_ringbuf_reserve(&ps_samples, sizeof(*r), 0);
 	long n;
@@ -183,6 +201,7 @@ static __always_inline void ps_sample(void *ctx, struct ps_cpu *c, struct ps_sta
 		return;
 	}
 	r->claimed = claimed;
+	r->path = path;
 	n = bpf_get_stack(ctx, r->ips, sizeof(r->ips), PS_SKIP);
 	r->n = n > 0 ? n / sizeof(__u64) : 0;
 	r->raw_len = ps_read_above(r->raw, sizeof(r->raw), ctx, PS_READ(c->ctx_addr));
@@ -196,9 +215,8 @@ static __always_inline __u64 pagesite_find(void *ctx)
 {
 	__u32 zero = 0;
 	struct ps_stats *st;
-	bool audit = false;
 	struct ps_cpu *c;
-	__u64 site;
+	__u64 site, path = 0;
 
 	if (!ps_on)
 		return 0;
@@ -209,25 +227,27 @@ static __always_inline __u64 pagesite_find(void *ctx)
 	PS_READ(c->busy) = 1;
 	/* Through memory: ctx as a number (a privileged program's right). */
 	PS_READ(c->ctx_addr) = (__u64)ctx;
-	site = ps_learned_site(ctx, c, &audit);
+	site = ps_learned_site(ctx, c, &path);
 	PS_READ(c->busy) = 0;
 	if (site) {
-		if (!audit && c->until_audit--) {
+		bool known = ps_path_known(path);
+
+		if (known && c->until_audit--) {
 			PS_COUNT(st, fast);
 			return site;
 		}
-		if (!audit)
+		if (known)
 			c->until_audit = PS_AUDIT - 1;
 		PS_COUNT(st, audits);
 		PS_COUNT(st, misses);
-		ps_sample(ctx, c, st, site);
+		ps_sample(ctx, c, st, site, path);
 		return 0;
 	}
 	PS_COUNT(st, misses);
 	if (c->until_sample--)
 		return 0;
 	c->until_sample = PS_SAMPLE_EVERY - 1;
-	ps_sample(ctx, c, st, 0);
+	ps_sample(ctx, c, st, 0, 0);
 	return 0;
 }
 

@@ -20,8 +20,8 @@
 #define PS_RAW 128
 /* One miss in this many sends a sample.  A caller found by learned
  * frames is checked against its stack (an audit: the page is keyed by its
- * stack, the sample sent): its first PS_FIRST_AUDITS times, then one
- * caller in PS_AUDIT. */
+ * stack, the sample sent) every time until PS_FIRST_AUDITS audits of its
+ * path (the return addresses read) agreed, and then one in PS_AUDIT. */
 #define PS_SAMPLE_EVERY 8
 #define PS_FIRST_AUDITS 4
 #define PS_AUDIT 1024
@@ -34,11 +34,17 @@
  * where ret's place is ps_slot(ret) or the one beside it (^ 1). */
 #define PS_SLOTS 2048
 struct ps_frame {
-	__u64 ret;    /* 0: a free entry */
-	__u32 delta;  /* bytes from its slot to the next return address's */
-	__u16 kind;   /* PS_KIND_* */
-	__u16 audits; /* a caller: audits still to make before it is used alone */
+	__u64 ret;   /* 0: a free entry */
+	__u32 delta; /* bytes from its slot to the next return address's */
+	__u32 kind;  /* PS_KIND_* */
 };
+
+/* ps_paths: the paths audits agreed on, a table as ps_frames: a path is
+ * the hash of the return addresses read, caller included (ps_path_add). */
+static inline __u64 ps_path_add(__u64 path, __u64 ret)
+{
+	return (path ^ ret) * 0xc2b2ae3d27d4eb4fULL + 1;
+}
 
 static inline __u32 ps_slot(__u64 ret)
 {
@@ -48,6 +54,7 @@ static inline __u32 ps_slot(__u64 ret)
 /* A ps_samples record. */
 struct ps_sample {
 	__u64 claimed; /* an audit: the caller the learned frames gave; else 0 */
+	__u64 path;    /* an audit: its path */
 	__u32 n;       /* ips */
 	__u32 raw_len; /* bytes of raw read (the stack may end before) */
 	__u64 ips[PS_STACK];
