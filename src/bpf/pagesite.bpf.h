@@ -172,7 +172,8 @@ static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, __u64 
 	for (int i = 0; i < PS_WALK; i++) {
 		if (w >= PS_WINDOW)
 			return 0;
-		ret = ps_strip(c->win[w]);
+		/* Masked too: older verifiers lose the bound of a 32-bit index. */
+		ret = ps_strip(c->win[w & (PS_WINDOW - 1)]);
 		f = ret ? ps_frame_of(ret) : NULL; /* 0: past the stack's top */
 		if (!f)
 			return 0;
