@@ -121,12 +121,13 @@ static __always_inline __u64 ps_strip(__u64 ret)
  */
 static __always_inline __u32 ps_read_above(void *dst, __u32 size, void *ctx, __u64 addr)
 {
-	__u32 head = 4096 - (addr & 4095);
+	__u64 head = 4096 - (addr & 4095);
 
 	if (!bpf_probe_read_kernel(dst, size, ctx))
 		return size;
 	/* The failed read zeroed dst. */
-	if (head >= size || bpf_probe_read_kernel(dst, head & (size - 1), (void *)addr))
+	asm volatile("" : "+r"(head));
+	if (head >= size || bpf_probe_read_kernel(dst, head, (void *)addr))
 		return 0;
 	return head;
 }
@@ -159,7 +160,7 @@ static __always_inline bool ps_path_known(__u64 path)
 /* The caller from learned frames, or 0; *path: the return addresses read. */
 static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, __u64 *path)
 {
-	__u32 w = PS_READ(ps_first);
+	__u64 w = PS_READ(ps_first);
 	bool in_allocator = false;
 	struct ps_frame *f;
 	__u64 ret;
@@ -170,10 +171,12 @@ static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, __u64 
 	if (!ps_read_above(c->win, sizeof(c->win), ctx, PS_READ(c->ctx_addr)))
 		return 0;
 	for (int i = 0; i < PS_WALK; i++) {
+		/* Compared where it is used: 5.10's and 6.1's verifiers lose
+		 * the bound of a copy or a 32-bit comparison. */
+		asm volatile("" : "+r"(w));
 		if (w >= PS_WINDOW)
 			return 0;
-		/* Masked too: older verifiers lose the bound of a 32-bit index. */
-		ret = ps_strip(c->win[w & (PS_WINDOW - 1)]);
+		ret = ps_strip(c->win[w]);
 		f = ret ? ps_frame_of(ret) : NULL; /* 0: past the stack's top */
 		if (!f)
 			return 0;
