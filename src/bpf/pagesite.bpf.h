@@ -114,6 +114,18 @@ static __always_inline __u64 ps_strip(__u64 ret)
 }
 
 /*
+ * x, known to be below limit (a power of two), masked so that the verifier
+ * knows it too: 5.10's and 6.1's lose the bound of a comparison on a copy
+ * (a spilled one, a 32-bit one), and the compiler drops a mask it can
+ * prove useless unless it forgets what it knew.
+ */
+static __always_inline __u64 ps_bounded(__u64 x, __u64 limit)
+{
+	asm volatile("" : "+r"(x));
+	return x & (limit - 1);
+}
+
+/*
  * Copies the size bytes above ctx (at addr) to dst; what lies past the top
  * of the stack reads as zeros.  A stack's top is page-aligned: a read that
  * fails is tried again up to the end of addr's 4 KiB page.  The bytes
@@ -126,8 +138,7 @@ static __always_inline __u32 ps_read_above(void *dst, __u32 size, void *ctx, __u
 	if (!bpf_probe_read_kernel(dst, size, ctx))
 		return size;
 	/* The failed read zeroed dst. */
-	asm volatile("" : "+r"(head));
-	if (head >= size || bpf_probe_read_kernel(dst, head, (void *)addr))
+	if (head >= size || bpf_probe_read_kernel(dst, ps_bounded(head, size), (void *)addr))
 		return 0;
 	return head;
 }
@@ -171,12 +182,9 @@ static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, __u64 
 	if (!ps_read_above(c->win, sizeof(c->win), ctx, PS_READ(c->ctx_addr)))
 		return 0;
 	for (int i = 0; i < PS_WALK; i++) {
-		/* Compared where it is used: 5.10's and 6.1's verifiers lose
-		 * the bound of a copy or a 32-bit comparison. */
-		asm volatile("" : "+r"(w));
 		if (w >= PS_WINDOW)
 			return 0;
-		ret = ps_strip(c->win[w]);
+		ret = ps_strip(c->win[ps_bounded(w, PS_WINDOW)]);
 		f = ret ? ps_frame_of(ret) : NULL; /* 0: past the stack's top */
 		if (!f)
 			return 0;
