@@ -427,15 +427,18 @@ static void print_summary(struct pagesite *ps)
 		sum.misses += per_cpu[cpu].misses;
 		sum.samples += per_cpu[cpu].samples;
 		sum.dropped += per_cpu[cpu].dropped;
+		sum.deep += per_cpu[cpu].deep;
 	}
 	free(per_cpu);
 	fprintf(stderr, "kmemsnoop: page callers: %llu from learned frames, %llu from their "
 			"stacks; %llu samples (%llu dropped), %llu frames and %llu callers learned, "
-			"%llu conflicts, %llu ambiguous, %llu without room; %llu audits, %llu paths "
-			"confirmed, %llu mismatches, %llu inconclusive%s\n",
+			"%llu conflicts, %llu ambiguous, %llu without room, first word %ld, %llu "
+			"too deep; %llu audits, %llu paths confirmed, %llu mismatches, %llu "
+			"inconclusive%s\n",
 		(unsigned long long)sum.fast, (unsigned long long)sum.misses,
 		(unsigned long long)sum.samples, (unsigned long long)sum.dropped, ps->l->frames,
-		ps->l->sites, ps->l->conflicts, ps->l->ambiguous, ps->unplaced, ps->audits, ps->verified, ps->mismatches,
+		ps->l->sites, ps->l->conflicts, ps->l->ambiguous, ps->unplaced,
+		ps_first_offset(ps->l), (unsigned long long)sum.deep, ps->audits, ps->verified, ps->mismatches,
 		ps->unsure, ps->skel->bss->ps_disabled ? " (learned frames switched off)" : "");
 }
 

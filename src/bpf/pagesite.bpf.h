@@ -169,7 +169,8 @@ static __always_inline bool ps_path_known(__u64 path)
 }
 
 /* The caller from learned frames, or 0; *path: the return addresses read. */
-static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, __u64 *path)
+static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, struct ps_stats *st,
+					     __u64 *path)
 {
 	__u64 w = PS_READ(ps_first);
 	bool in_allocator = false;
@@ -182,8 +183,10 @@ static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, __u64 
 	if (!ps_read_above(c->win, sizeof(c->win), ctx, PS_READ(c->ctx_addr)))
 		return 0;
 	for (int i = 0; i < PS_WALK; i++) {
-		if (w >= PS_WINDOW)
+		if (w >= PS_WINDOW) {
+			PS_COUNT(st, deep);
 			return 0;
+		}
 		ret = ps_strip(c->win[ps_bounded(w, PS_WINDOW)]);
 		f = ret ? ps_frame_of(ret) : NULL; /* 0: past the stack's top */
 		if (!f)
@@ -239,7 +242,7 @@ static __always_inline __u64 pagesite_find(void *ctx)
 	PS_READ(c->busy) = 1;
 	/* Through memory: ctx as a number (a privileged program's right). */
 	PS_READ(c->ctx_addr) = (__u64)ctx;
-	site = ps_learned_site(ctx, c, &path);
+	site = ps_learned_site(ctx, c, st, &path);
 	PS_READ(c->busy) = 0;
 	if (site) {
 		bool known = ps_path_known(path);

@@ -68,6 +68,7 @@ struct ps_stats {
 	__u64 audits;  /* of which audits */
 	__u64 samples; /* samples sent */
 	__u64 dropped; /* samples the ring had no room for */
+	__u64 deep;    /* walks that left the stack words read */
 };
 
 #endif /* KMEMSNOOP_PAGESITE_DEFS_H */
