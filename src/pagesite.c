@@ -61,6 +61,7 @@ struct ps_learner {
 	void (*retired)(void *hook, const struct ps_entry *e);
 	void *hook;
 	unsigned long long conflicts, frames, sites, ambiguous;
+	int deepest; /* the highest word a caller's return address was found at */
 };
 
 struct ps_learner *ps_learner_new(ps_name_fn name_of, void *ctx)
@@ -226,6 +227,8 @@ unsigned long long ps_learn_sample(struct ps_learner *l, const struct ps_sample 
 	for (int k = first; k <= last && k <= call && k < n; k++) {
 		if (k == call) {
 			learn(l, s->ips[k], 0, PS_KIND_SITE);
+			if (pos[k] > l->deepest)
+				l->deepest = pos[k];
 			break;
 		}
 		if (k == last)
@@ -263,6 +266,7 @@ struct pagesite {
 	pthread_t thread;
 	volatile bool stop;
 	bool first_set;
+	unsigned int words; /* ps_words */
 	__u64 placed[PS_SLOTS]; /* what ps_frames holds */
 	__u64 paths[PS_SLOTS];  /* what ps_paths holds */
 	struct ps_path *agreed; /* audits that agreed, per path */
@@ -358,6 +362,11 @@ static int on_sample(void *ctx, void *data, size_t size)
 			path_agreed(ps, s->path);
 		}
 	}
+	/* Read as deep as the callers learned, and no deeper. */
+	if (ps->l->deepest >= (int)ps->words && ps->words < PS_WINDOW) {
+		ps->words = ps->l->deepest + 1 < PS_WINDOW ? ps->l->deepest + 1 : PS_WINDOW;
+		__atomic_store_n(&ps->skel->bss->ps_words, ps->words, __ATOMIC_RELAXED);
+	}
 	first = ps_first_offset(ps->l);
 	if (first < 0)
 		switch_off(ps);
@@ -391,6 +400,8 @@ struct pagesite *pagesite_start(struct kmemsnoop_bpf *skel, int ncpus)
 		return NULL;
 	ps->skel = skel;
 	ps->ncpus = ncpus;
+	ps->words = 16; /* grows with the callers learned */
+	skel->bss->ps_words = ps->words;
 	/* Read after load: the BPF programs, which are machinery, are named. */
 	ps->ks = ksyms_load("/proc/kallsyms");
 	ps->l = ps_learner_new(name_of, ps);
@@ -432,13 +443,13 @@ static void print_summary(struct pagesite *ps)
 	free(per_cpu);
 	fprintf(stderr, "kmemsnoop: page callers: %llu from learned frames, %llu from their "
 			"stacks; %llu samples (%llu dropped), %llu frames and %llu callers learned, "
-			"%llu conflicts, %llu ambiguous, %llu without room, first word %ld, %llu "
-			"too deep; %llu audits, %llu paths confirmed, %llu mismatches, %llu "
+			"%llu conflicts, %llu ambiguous, %llu without room, first word %ld, %u words "
+			"read, %llu too deep; %llu audits, %llu paths confirmed, %llu mismatches, %llu "
 			"inconclusive%s\n",
 		(unsigned long long)sum.fast, (unsigned long long)sum.misses,
 		(unsigned long long)sum.samples, (unsigned long long)sum.dropped, ps->l->frames,
 		ps->l->sites, ps->l->conflicts, ps->l->ambiguous, ps->unplaced,
-		ps_first_offset(ps->l), (unsigned long long)sum.deep, ps->audits, ps->verified, ps->mismatches,
+		ps_first_offset(ps->l), ps->words, (unsigned long long)sum.deep, ps->audits, ps->verified, ps->mismatches,
 		ps->unsure, ps->skel->bss->ps_disabled ? " (learned frames switched off)" : "");
 }
 

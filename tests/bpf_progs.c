@@ -425,6 +425,7 @@ static void ps_learned(struct kmemsnoop_bpf *skel, bool path_known)
 	ps_put(bpf_map__fd(skel->maps.ps_paths), ps_slot(path), path_known ? &path : &none);
 	/* ctx's words 4 on: mm_page_alloc has four arguments. */
 	skel->bss->ps_first = 4;
+	skel->bss->ps_words = 8;
 }
 
 static struct ps_stats ps_stats(struct kmemsnoop_bpf *skel)
@@ -451,14 +452,17 @@ static void test_pagesite(const struct setup *base)
 	static const struct {
 		const char *name;
 		bool path_known, disabled;
+		__u32 read; /* stack words read, if not 8 */
 		__u64 words[3];
 		bool fast; /* counted under PS_SITE */
 	} cases[] = {
-		{ "learned", true, false, { PS_GLUE, PS_ALLOC, PS_SITE }, true },
-		{ "unconfirmed_path", false, false, { PS_GLUE, PS_ALLOC, PS_SITE }, false },
-		{ "unknown_frame", true, false, { PS_GLUE, PS_OTHER, PS_SITE }, false },
-		{ "glue_after_allocator", true, false, { PS_ALLOC, PS_GLUE, PS_SITE }, false },
-		{ "switched_off", true, true, { PS_GLUE, PS_ALLOC, PS_SITE }, false },
+		{ "learned", true, false, 0, { PS_GLUE, PS_ALLOC, PS_SITE }, true },
+		{ "unconfirmed_path", false, false, 0, { PS_GLUE, PS_ALLOC, PS_SITE }, false },
+		{ "unknown_frame", true, false, 0, { PS_GLUE, PS_OTHER, PS_SITE }, false },
+		{ "glue_after_allocator", true, false, 0, { PS_ALLOC, PS_GLUE, PS_SITE }, false },
+		{ "switched_off", true, true, 0, { PS_GLUE, PS_ALLOC, PS_SITE }, false },
+		/* The caller's word (6) not read this time: never an older read's. */
+		{ "past_words_read", true, false, 6, { PS_GLUE, PS_ALLOC, PS_SITE }, false },
 	};
 	struct setup s = *base;
 
@@ -476,6 +480,8 @@ static void test_pagesite(const struct setup *base)
 			return;
 		ps_learned(skel, cases[i].path_known);
 		skel->bss->ps_disabled = cases[i].disabled;
+		if (cases[i].read)
+			skel->bss->ps_words = cases[i].read;
 		/* Twice: a CPU's first caller from learned frames is audited. */
 		if (run(skel, &s, "mm_page_alloc", args, 8) &&
 		    (args[0] += 4096, run(skel, &s, "mm_page_alloc", args, 8))) {

@@ -49,6 +49,8 @@ const volatile bool ps_on = false;
  * (0: not learned yet), and a failed audit. */
 __u32 ps_first = 0;
 __u32 ps_disabled = 0;
+/* Written by user space: the stack words to read, 1 to PS_WINDOW (0: none yet). */
+__u32 ps_words = 0;
 
 /* An array, which the verifier inlines the lookups of. */
 struct {
@@ -137,8 +139,8 @@ static __always_inline __u32 ps_read_above(void *dst, __u32 size, void *ctx, __u
 
 	if (!bpf_probe_read_kernel(dst, size, ctx))
 		return size;
-	/* The failed read zeroed dst. */
-	if (head >= size || bpf_probe_read_kernel(dst, ps_bounded(head, size), (void *)addr))
+	if (head >= size ||
+	    bpf_probe_read_kernel(dst, ps_bounded(head, PS_WINDOW * 8), (void *)addr))
 		return 0;
 	return head;
 }
@@ -172,18 +174,20 @@ static __always_inline bool ps_path_known(__u64 path)
 static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, struct ps_stats *st,
 					     __u64 *path)
 {
-	__u64 w = PS_READ(ps_first);
+	__u64 w = PS_READ(ps_first), words = PS_READ(ps_words);
 	bool in_allocator = false;
 	struct ps_frame *f;
 	__u64 ret;
 
-	if (!w || PS_READ(ps_disabled))
+	if (!w || PS_READ(ps_disabled) || !words)
 		return 0;
-	/* ctx is a kernel stack address: the words above it, at once. */
-	if (!ps_read_above(c->win, sizeof(c->win), ctx, PS_READ(c->ctx_addr)))
-		return 0;
+	/* ctx is a kernel stack address: the words above it, at once;
+	 * only those read this time are looked at (the rest are an earlier
+	 * allocation's). */
+	words = ps_read_above(c->win, (ps_bounded(words - 1, PS_WINDOW) + 1) * 8, ctx,
+			      PS_READ(c->ctx_addr)) / 8;
 	for (int i = 0; i < PS_WALK; i++) {
-		if (w >= PS_WINDOW) {
+		if (w >= words) {
 			PS_COUNT(st, deep);
 			return 0;
 		}

@@ -26,9 +26,9 @@
 #define PS_FIRST_AUDITS 4
 #define PS_AUDIT 1024
 
-/* The stack words above ctx read at once per allocation: the frames
- * learned lie within them (user space only learns those that do). */
-#define PS_WINDOW 64
+/* The stack words above ctx read at once per allocation, at most: user
+ * space sets how many (ps_words), as deep as the callers it learned. */
+#define PS_WINDOW 128
 
 /* ps_frames: learned return addresses, in a table of PS_SLOTS entries
  * where ret's place is ps_slot(ret) or the one beside it (^ 1). */
