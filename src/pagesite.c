@@ -267,6 +267,7 @@ struct pagesite {
 	volatile bool stop;
 	bool first_set;
 	unsigned int words; /* ps_words */
+	time_t symbols_read; /* when ks was last read (CLOCK_MONOTONIC s) */
 	__u64 placed[PS_SLOTS]; /* what ps_frames holds */
 	__u64 paths[PS_SLOTS];  /* what ps_paths holds */
 	struct ps_path *agreed; /* audits that agreed, per path */
@@ -341,6 +342,30 @@ static void switch_off(struct pagesite *ps)
 	__atomic_store_n(&ps->skel->bss->ps_disabled, 1, __ATOMIC_RELAXED);
 }
 
+/* A return address no symbol covers among those a walk reads: a module
+ * loaded since, whose functions the table names from a newer kallsyms;
+ * read it again (at most every 10 s: some addresses never have a name). */
+static void refresh_symbols(struct pagesite *ps, const struct ps_sample *s)
+{
+	struct timespec now;
+	struct ksyms *ks;
+	bool unknown = false;
+
+	for (unsigned int i = 0; i < s->n && i < PS_WALK + 1; i++)
+		unknown |= !ksyms_find(ps->ks, s->ips[i]);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!unknown || now.tv_sec < ps->symbols_read + 10)
+		return;
+	ps->symbols_read = now.tv_sec;
+	ks = ksyms_load("/proc/kallsyms");
+	if (!ks || !ksyms_count(ks)) {
+		ksyms_free(ks);
+		return;
+	}
+	ksyms_free(ps->ks);
+	ps->ks = ks;
+}
+
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct pagesite *ps = ctx;
@@ -350,6 +375,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*s))
 		return 0;
+	refresh_symbols(ps, s);
 	caller = ps_learn_sample(ps->l, s);
 	if (s->claimed) {
 		ps->audits++;
