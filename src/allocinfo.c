@@ -24,6 +24,7 @@
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
 #include "mode.h"
+#include "pagesite.h"
 #include "pprof.h"
 #include "session.h"
 #include "sources.h"
@@ -124,6 +125,8 @@ void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool
 			bpf_map__set_max_entries(skel->maps.ai_ptrs, env->ai_max_ptrs);
 		bpf_map__set_max_entries(skel->maps.ai_sites, sites);
 	}
+	/* Pages' callers from learned frames; their stacks stay the fallback. */
+	pagesite_configure(skel, (env->events & EV_PAGE) && !env->ai_stacks);
 	if (uses_stacks(env)) {
 		bpf_map__set_max_entries(skel->maps.ai_stack_map, env->ai_max_stacks);
 		bpf_map__set_value_size(skel->maps.ai_stack_map,
@@ -433,6 +436,7 @@ void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
 struct allocinfo_mode {
 	struct mode mode;
 	struct allocinfo *ai;
+	struct pagesite *ps; /* learning pages' callers, or NULL */
 	bool output_gone; /* stdout's reader went away (EPIPE) */
 	bool deferred;    /* a tick found the terminal taken: print at the end */
 };
@@ -562,6 +566,8 @@ static int allocinfo_finish(struct mode *m, bool final)
 
 	if ((final || am->deferred) && !am->output_gone)
 		ret = print_now(am) < 0 ? -1 : 0;
+	pagesite_stop(am->ps, m->session->env->verbose);
+	am->ps = NULL;
 	allocinfo_summary(am->ai, m->session->skel);
 	return ret;
 }
@@ -570,8 +576,18 @@ static void allocinfo_destroy(struct mode *m)
 {
 	struct allocinfo_mode *am = allocinfo_mode_of(m);
 
+	pagesite_stop(am->ps, false);
 	allocinfo_free(am->ai);
 	free(am);
+}
+
+/* Attached: pages' callers can be learned from their samples. */
+static int allocinfo_start(struct mode *m)
+{
+	struct allocinfo_mode *am = allocinfo_mode_of(m);
+
+	am->ps = pagesite_start(m->session->skel, m->session->ncpus);
+	return 0;
 }
 
 const struct mode_ops allocinfo_mode = {
@@ -580,6 +596,7 @@ const struct mode_ops allocinfo_mode = {
 	.create = allocinfo_create,
 	.wants = allocinfo_wants,
 	.configure = allocinfo_mode_configure,
+	.start = allocinfo_start,
 	.tick = allocinfo_tick,
 	.finish = allocinfo_finish,
 	.destroy = allocinfo_destroy,

@@ -26,6 +26,7 @@
 #include "kernel_features.h"
 #include "histmaps.h"
 #include "kmemsnoop.h"
+#include "pagesite_defs.h"
 #include "kmemsnoop.skel.h"
 #include "record.h"
 
@@ -62,6 +63,7 @@ struct setup {
 	bool stream, hist, allocinfo, stat;
 	bool atomics;           /* the raw_ entry points, else rawc_ */
 	bool large;             /* kmallocs above 2 pages come from pages (SLUB) */
+	bool pagesite;          /* pages' callers from learned frames */
 	__u32 buckets;          /* allocinfo's table: a power of two */
 	__u64 min_size, max_size; /* a size filter when max_size is set */
 };
@@ -118,6 +120,11 @@ static void configure(struct kmemsnoop_bpf *skel, const struct setup *s)
 		ro->large_kmalloc_over = 2 * 4096;
 		ro->large_min_order = 2;
 		bpf_map__set_max_entries(skel->maps.hist_large_pages, 16);
+	}
+	if (s->pagesite) {
+		ro->ps_on = true;
+		bpf_map__set_max_entries(skel->maps.ps_frames, PS_SLOTS);
+		bpf_map__set_max_entries(skel->maps.ps_paths, PS_SLOTS);
 	}
 	if (s->stream)
 		bpf_map__set_max_entries(skel->maps.rings, ncpus);
@@ -391,6 +398,109 @@ static void test_page_order(const struct setup *base)
 		       (unsigned long long)st.stack_failed);
 	}
 	kmemsnoop_bpf__destroy(skel);
+}
+
+/* --- pages' callers from learned frames ------------------------------------------------ */
+
+#define PS_GLUE 0xffffffff81300010ULL  /* return addresses of made-up frames */
+#define PS_ALLOC 0xffffffff81300020ULL
+#define PS_SITE 0xffffffff81300030ULL
+#define PS_OTHER 0xffffffff81300040ULL
+
+static void ps_put(int fd, __u32 i, const void *val)
+{
+	bpf_map_update_elem(fd, &i, val, BPF_ANY);
+}
+
+/* frames: GLUE -> ALLOC -> SITE, each the word above the one before. */
+static void ps_learned(struct kmemsnoop_bpf *skel, bool path_known)
+{
+	struct ps_frame f[3] = {
+		{ PS_GLUE, 8, PS_KIND_GLUE }, { PS_ALLOC, 8, PS_KIND_ALLOC }, { PS_SITE, 0, PS_KIND_SITE },
+	};
+	__u64 path = ps_path_add(ps_path_add(ps_path_add(0, PS_GLUE), PS_ALLOC), PS_SITE), none = 0;
+
+	for (int i = 0; i < 3; i++)
+		ps_put(bpf_map__fd(skel->maps.ps_frames), ps_slot(f[i].ret), &f[i]);
+	ps_put(bpf_map__fd(skel->maps.ps_paths), ps_slot(path), path_known ? &path : &none);
+	/* ctx's words 4 on: mm_page_alloc has four arguments. */
+	skel->bss->ps_first = 4;
+	skel->bss->ps_words = 8;
+}
+
+static struct ps_stats ps_stats(struct kmemsnoop_bpf *skel)
+{
+	struct ps_stats per_cpu[ncpus], sum = { 0 };
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.ps_stats), &zero, per_cpu))
+		return sum;
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		for (size_t i = 0; i < sizeof(sum) / sizeof(__u64); i++)
+			((__u64 *)&sum)[i] += ((__u64 *)&per_cpu[cpu])[i];
+	return sum;
+}
+
+/*
+ * The walk over made-up stack words (the words after the arguments of
+ * ctx): a learned, confirmed path gives its caller; a path not confirmed,
+ * a frame not learned, machinery after the allocator, or the frames
+ * switched off leave the page to its stack.
+ */
+static void test_pagesite(const struct setup *base)
+{
+	static const struct {
+		const char *name;
+		bool path_known, disabled;
+		__u32 read; /* stack words read, if not 8 */
+		__u64 words[3];
+		bool fast; /* counted under PS_SITE */
+	} cases[] = {
+		{ "learned", true, false, 0, { PS_GLUE, PS_ALLOC, PS_SITE }, true },
+		{ "unconfirmed_path", false, false, 0, { PS_GLUE, PS_ALLOC, PS_SITE }, false },
+		{ "unknown_frame", true, false, 0, { PS_GLUE, PS_OTHER, PS_SITE }, false },
+		{ "glue_after_allocator", true, false, 0, { PS_ALLOC, PS_GLUE, PS_SITE }, false },
+		{ "switched_off", true, true, 0, { PS_GLUE, PS_ALLOC, PS_SITE }, false },
+		/* The caller's word (6) not read this time: never an older read's. */
+		{ "past_words_read", true, false, 6, { PS_GLUE, PS_ALLOC, PS_SITE }, false },
+	};
+	struct setup s = *base;
+
+	s.allocinfo = true;
+	s.pagesite = true;
+	s.buckets = 4;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		__u64 args[8] = { PTR, 0, GFP_KERNEL, 0, cases[i].words[0], cases[i].words[1],
+				  cases[i].words[2], 0 };
+		struct kmemsnoop_bpf *skel = load(&s, "pagesite");
+		long long b, c, all_b, all_c;
+		struct ps_stats st;
+
+		if (!skel)
+			return;
+		ps_learned(skel, cases[i].path_known);
+		skel->bss->ps_disabled = cases[i].disabled;
+		if (cases[i].read)
+			skel->bss->ps_words = cases[i].read;
+		/* Twice: a CPU's first caller from learned frames is audited. */
+		if (run(skel, &s, "mm_page_alloc", args, 8) &&
+		    (args[0] += 4096, run(skel, &s, "mm_page_alloc", args, 8))) {
+			site_counts(skel, &s, PS_SITE, &b, &c);
+			all_counts(skel, &s, &all_b, &all_c);
+			st = ps_stats(skel);
+			result(all_b == 8192 && all_c == 2 &&
+				       (cases[i].fast ? b == 4096 && c == 1 && st.fast == 1 &&
+							st.audits == 1
+						      : b == -1 && st.fast == 0 && st.misses == 2),
+			       "pagesite.%s.%s: two pages: under the learned caller %lld/%lld, in all "
+			       "%lld/%lld; %llu from learned frames, %llu keyed by their stack, %llu "
+			       "audits (want %s)", path_name(&s), cases[i].name, b, c, all_b, all_c,
+			       (unsigned long long)st.fast, (unsigned long long)st.misses,
+			       (unsigned long long)st.audits,
+			       cases[i].fast ? "one under the caller, one audit" : "both by their stack");
+		}
+		kmemsnoop_bpf__destroy(skel);
+	}
 }
 
 /*
@@ -756,6 +866,7 @@ int main(void)
 		test_zero(&base);
 		test_full_bucket(&base);
 		test_page_order(&base);
+		test_pagesite(&base);
 		test_large(&base);
 		test_hist(&base);
 		test_filter_both(&base);

@@ -115,6 +115,12 @@
  *       (N x COUNT) of load_msg kmallocs spread over a long run, at a rate
  *       small enough for a tracefs instance to keep up with (tests/soak.sh).
  *
+ *   pages-rounds SECONDS PAGES
+ *       Repeats, until SECONDS have passed: "pipe PAGES", then PAGES
+ *       anonymous pages mapped, each touched (a page fault allocating one
+ *       page, and page tables now and then) and unmapped.  Many page
+ *       allocations from a few callers, for as long as asked.
+ *
  * Exit status: 0 done, 1 a system call failed, 2 bad usage.
  */
 #define _GNU_SOURCE
@@ -130,6 +136,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -170,7 +177,8 @@ usage(const char *fmt, ...)
 	      "commands: msg SIZE COUNT | msg-hold SIZE COUNT | fork-msg SIZE COUNT |\n"
 	      "          thread-msg SIZE COUNT (alone) | pingpong SIZE COUNT |\n"
 	      "          pipe PAGES | piperesize N | openclose N |\n"
-	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT\n",
+	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
+	      "          pages-rounds SECONDS PAGES\n",
 	      stderr);
 	exit(2);
 }
@@ -518,6 +526,27 @@ static void do_noise(long seconds, long size)
 	}
 }
 
+static void do_pages_rounds(long seconds, long pages)
+{
+	double end = now() + seconds;
+	long rounds = 0;
+
+	while (now() < end) {
+		char *m;
+
+		do_pipe(pages);
+		m = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (m == MAP_FAILED)
+			die("mmap");
+		for (long i = 0; i < pages; i++)
+			m[i * PAGE] = 1;
+		munmap(m, pages * PAGE);
+		rounds++;
+	}
+	say("rounds %ld\n", rounds);
+}
+
 static void do_msg_rounds(long seconds, long size, long count)
 {
 	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
@@ -552,7 +581,7 @@ static void parse_step(char **av, int n, struct step *st)
 		want = 2;
 	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize"))
 		want = 1;
-	else if (!strcmp(cmd, "noise"))
+	else if (!strcmp(cmd, "noise") || !strcmp(cmd, "pages-rounds"))
 		want = 2;
 	else if (!strcmp(cmd, "msg-rounds"))
 		want = 3;
@@ -568,6 +597,9 @@ static void parse_step(char **av, int n, struct step *st)
 	} else if (!strcmp(cmd, "noise")) {
 		st->a = number(av[1], 0, 86400, "SECONDS");
 		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
+	} else if (!strcmp(cmd, "pages-rounds")) {
+		st->a = number(av[1], 0, 86400, "SECONDS");
+		st->b = number(av[2], 1, PIPE_MAX_PAGES, "PAGES");
 	} else if (!strcmp(cmd, "msg-rounds")) {
 		st->a = number(av[1], 0, 86400 * 7, "SECONDS");
 		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
@@ -598,6 +630,8 @@ static void run_step(const struct step *st)
 		do_noise(st->a, st->b);
 	else if (!strcmp(st->cmd, "msg-rounds"))
 		do_msg_rounds(st->a, st->b, st->c);
+	else if (!strcmp(st->cmd, "pages-rounds"))
+		do_pages_rounds(st->a, st->b);
 }
 
 static void run_thread_msg(int wait, long size, long count)

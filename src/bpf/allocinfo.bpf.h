@@ -42,7 +42,8 @@
  * With --allocinfo=total only the allocation side runs (the free programs
  * are not attached) and ai_ptrs keeps one entry.
  *
- * Pages have no call site in mm_page_alloc: their site is a short stack
+ * Pages have no call site in mm_page_alloc: their site is the caller
+ * found from learned stack frames (pagesite.bpf.h), or else a short stack
  * (ai_stack_map) in which user space finds the first frame outside the
  * page allocator.  With --stacks every allocation is keyed by its stack.
  *
@@ -414,7 +415,10 @@ static __always_inline bool allocinfo_alloc_site(void *ctx, bool atomic_fetch, _
 {
 	if (ptr <= KMT_ZERO_SIZE_PTR)
 		return false; /* failed, or kmalloc(0): no memory to account */
-	if (ai_stacks || type == KMT_TYPE_PAGES) {
+	/* A page's caller from learned frames (pagesite.bpf.h), else its stack. */
+	if (type == KMT_TYPE_PAGES && !ai_stacks)
+		site = pagesite_find(ctx);
+	if (ai_stacks || (type == KMT_TYPE_PAGES && !site)) {
 		long id = bpf_get_stackid(ctx, &ai_stack_map, AI_STACK_SKIP);
 
 		if (id < 0) { /* -EEXIST: its bucket holds another stack */

@@ -45,6 +45,7 @@ const volatile __u32 filtered_free_classes = 0;
 #include "common.bpf.h"
 #include "stream.bpf.h"
 #include "hist.bpf.h"
+#include "pagesite.bpf.h"
 #include "allocinfo.bpf.h"
 #include "stat.bpf.h"
 #include "large.bpf.h"

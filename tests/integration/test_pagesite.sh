@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# --allocinfo's callers of page allocations from learned stack frames
+# (src/bpf/pagesite.bpf.h) against a stack walk per page.  The workload
+# repeats pipe writes and anonymous page faults (pages-rounds) for a few
+# seconds; two kmemsnoop instances follow it at once: --allocinfo=total
+# -e page (learned frames, with -v) and the same with --stacks, whose
+# caller is the innermost frame outside the allocator of each page's full
+# stack.  Every caller must have exactly as many pages in both: a page
+# attributed to another caller by the learned frames would show as one
+# caller's loss and another's gain.  And the learned frames must have done
+# the work (-v), with no audit against a page's stack failing, while
+# --stacks walks every stack.
+. "$(dirname "$0")/../lib.sh"
+
+TESTS=(pagesite.clean_stop pagesite.learned pagesite.no_mismatch pagesite.same_callers
+	pagesite.same_total pagesite.stacks_walk)
+SECONDS_RUN=3
+PAGES=64
+HEADER='allocinfo - version: 1.0'
+
+require_root
+require_kmemsnoop
+require_workload
+
+# callers FILE: "CALLS TAG" per caller of the first table, summed over its
+# rows (with --stacks, one row per stack; the frames are indented lines).
+callers() {
+	awk -v h="$HEADER" '$0 == h { t++; next }
+	t == 1 && $1 ~ /^-?[0-9]+$/ && $2 ~ /^-?[0-9]+$/ {
+		tag = $0; sub(/^ *-?[0-9]+ +-?[0-9]+ /, "", tag); sub(/ +$/, "", tag); c[tag] += $2 }
+	END { for (k in c) print c[k], k }' "$1" | sort -k2
+}
+
+wl_start w pages-rounds "$SECONDS_RUN" "$PAGES" || {
+	fail_rest "${TESTS[@]}" "the workload did not start: $(head -c 300 "$WORK/w.werr")"
+	finish
+}
+if ! ks_start kl --allocinfo=total -e page -v -p "${WL_PID[w]}"; then
+	fail_rest "${TESTS[@]}" "start: $(ks_start_fail_why kl)"
+	wl_kill w
+	finish
+fi
+ks_watch_misses kl
+if ! ks_start ks --allocinfo=total --stacks -e page -v -p "${WL_PID[w]}"; then
+	fail_rest "${TESTS[@]}" "start with --stacks: $(ks_start_fail_why ks)"
+	wl_kill w
+	finish
+fi
+ks_watch_misses ks
+wl_run w || fail pagesite.workload "the workload failed (status ${WL_RC[w]})" "$WORK/w.werr"
+# Both end with the process they follow.
+ks_wait kl 30
+rc_l=$?
+ks_wait ks 30
+rc_s=$?
+[ $rc_l -eq 0 ] && [ $rc_s -eq 0 ]
+check $? pagesite.clean_stop "exit status $rc_l (learned), $rc_s (--stacks): $(tail -n 2 "$WORK/kl.err" "$WORK/ks.err" | tr '\n' ' ')"
+
+misses=$(($(ks_misses kl) + $(ks_misses ks)))
+line=$(grep '^kmemsnoop: page callers: ' "$WORK/kl.err")
+fast=$(echo "$line" | sed -n 's/^kmemsnoop: page callers: \([0-9]*\) from learned frames.*/\1/p')
+mism=$(echo "$line" | sed -n 's/.* \([0-9]*\) mismatches.*/\1/p')
+audits=$(echo "$line" | sed -n 's/.* \([0-9]*\) audits.*/\1/p')
+[ -n "$fast" ] && [ "$fast" -gt 0 ]
+check $? pagesite.learned "want callers found from learned frames (-v), got: '${line:-no page callers line}'"
+[ -n "$mism" ] && [ "$mism" -eq 0 ] && [ "${audits:-0}" -gt 0 ]
+check $? pagesite.no_mismatch "want audits and 0 mismatches, got: '${line:-no page callers line}'"
+
+callers "$(ks_out kl)" >"$WORK/learned.callers"
+callers "$(ks_out ks)" >"$WORK/stacks.callers"
+# Callers whose counts differ, and by how much in all.
+diff_calls=$(join -1 2 -2 2 -a 1 -a 2 -e 0 -o 0,1.1,2.1 -t $'\t' \
+	<(awk '{ c = $1; $1 = ""; print c "\t" substr($0, 2) }' "$WORK/learned.callers" | sort -t $'\t' -k2) \
+	<(awk '{ c = $1; $1 = ""; print c "\t" substr($0, 2) }' "$WORK/stacks.callers" | sort -t $'\t' -k2) 2>/dev/null |
+	awk -F'\t' '$2 != $3 { d = $2 - $3; s += d < 0 ? -d : d; n++; w = w " [" $1 ": " $2 " vs " $3 "]" }
+	END { print s + 0, n + 0, w }')
+set -- $diff_calls
+off=$1
+[ -s "$WORK/learned.callers" ] && [ "$off" -le "$misses" ]
+check $? pagesite.same_callers "pages per caller, learned frames vs --stacks: $2 callers differ by $off pages in all ($misses events missed):${diff_calls#* * }"
+
+tot_l=$(awk '{ s += $1 } END { print s + 0 }' "$WORK/learned.callers")
+tot_s=$(awk '{ s += $1 } END { print s + 0 }' "$WORK/stacks.callers")
+d=$((tot_l - tot_s))
+[ "$tot_l" -gt 0 ] && [ "${d#-}" -le "$misses" ]
+check $? pagesite.same_total "pages in all: $tot_l (learned frames), $tot_s (--stacks), $misses events missed"
+
+! grep -q '^kmemsnoop: page callers: ' "$WORK/ks.err"
+check $? pagesite.stacks_walk "--stacks must walk every stack, but its -v says: $(grep '^kmemsnoop: page callers: ' "$WORK/ks.err")"
+
+finish
