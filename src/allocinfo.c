@@ -85,7 +85,8 @@ void allocinfo_free(struct allocinfo *ai)
 
 static bool uses_stacks(const struct env *env)
 {
-	return env->ai_stacks || (env->events & EV_PAGE);
+	/* percpu: its event has no call site before 5.19. */
+	return env->ai_stacks || (env->events & (EV_PAGE | EV_PERCPU));
 }
 
 /* Buckets of ai_table for max_ptrs pointers: KMT_AI_SLOTS_PER_PTR slots
@@ -475,7 +476,7 @@ static void allocinfo_wants(const struct mode *m, struct bpf_wants *w)
 	/* kfree() frees slab cache objects too: either free serves both. */
 	if (env->events & (EV_KMALLOC | EV_CACHE))
 		w->free_classes |= EV_KMALLOC | EV_CACHE;
-	w->free_classes |= env->events & EV_PAGE;
+	w->free_classes |= env->events & (EV_PAGE | EV_PERCPU);
 }
 
 static void allocinfo_mode_configure(struct mode *m, struct kmemsnoop_bpf *skel)

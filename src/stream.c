@@ -133,12 +133,18 @@ static struct mode *stream_create(struct session *s)
 	return &st->mode;
 }
 
+/* --stat's tables leave percpu areas out: their programs stay unloaded. */
+static unsigned int stream_classes(const struct env *env)
+{
+	return env->stat ? env->events & ~EV_PERCPU : env->events;
+}
+
 static void stream_wants(const struct mode *m, struct bpf_wants *w)
 {
 	const struct env *env = m->session->env;
 
-	w->alloc_classes |= env->events;
-	w->free_classes |= env->events;
+	w->alloc_classes |= stream_classes(env);
+	w->free_classes |= stream_classes(env);
 	w->sized_frees = true;
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
@@ -150,7 +156,7 @@ static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	const struct stream *st = stream_of(m);
 
 	skel->rodata->do_stream = true;
-	skel->rodata->filtered_free_classes = s->env->events;
+	skel->rodata->filtered_free_classes = stream_classes(s->env);
 	/* A wakeup when about a quarter of the ring has filled. */
 	skel->rodata->wakeup_records = st->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
 	/* The inner template's size does not matter: the kernel does not

@@ -42,9 +42,10 @@
  * With --allocinfo=total only the allocation side runs (the free programs
  * are not attached) and ai_ptrs keeps one entry.
  *
- * Pages have no call site in mm_page_alloc: their site is a short stack
+ * Pages have no call site in mm_page_alloc (nor percpu areas in
+ * percpu_alloc_percpu before 5.19): their site is a short stack
  * (ai_stack_map) in which user space finds the first frame outside the
- * page allocator.  With --stacks every allocation is keyed by its stack.
+ * allocator.  With --stacks every allocation is keyed by its stack.
  *
  * #included by kmemsnoop.bpf.c, whose handlers call allocinfo_alloc() and
  * allocinfo_free() when do_allocinfo is set, after their filters.
@@ -414,7 +415,9 @@ static __always_inline bool allocinfo_alloc_site(void *ctx, bool atomic_fetch, _
 {
 	if (ptr <= KMT_ZERO_SIZE_PTR)
 		return false; /* failed, or kmalloc(0): no memory to account */
-	if (ai_stacks || type == KMT_TYPE_PAGES) {
+	/* A percpu allocation without a call site: the event has none
+	 * before 5.19. */
+	if (ai_stacks || type == KMT_TYPE_PAGES || (type == KMT_TYPE_PERCPU && !site)) {
 		long id = bpf_get_stackid(ctx, &ai_stack_map, AI_STACK_SKIP);
 
 		if (id < 0) { /* -EEXIST: its bucket holds another stack */
