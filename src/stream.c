@@ -216,7 +216,8 @@ static int create_rings(struct mode *m)
 /*
  * What this kernel cannot give, said once before tracing starts: its
  * events carry no cache to name (kmem_cache_alloc before 6.1,
- * kmem_cache_free before 5.12), or BPF has no atomic fetch-add for the
+ * kmem_cache_free before 5.12), percpu_alloc_percpu has no call site,
+ * size or gfp flags (before 5.19), or BPF has no atomic fetch-add for the
  * per-CPU sequence numbers of -o (before 5.12).
  */
 static void note_kernel_limits(const struct session *s)
@@ -229,6 +230,11 @@ static void note_kernel_limits(const struct session *s)
 				"their lines have no name=\n",
 			alloc && free ? "kmem_cache_alloc and kmem_cache_free" :
 			alloc ? "kmem_cache_alloc" : "kmem_cache_free");
+	if ((stream_classes(s->env) & EV_PERCPU) && s->kf.has_source[SRC_PERCPU_ALLOC_PERCPU] &&
+	    s->kf.percpu_args == KMT_PERCPU_SHORT)
+		fprintf(stderr, "kmemsnoop: this kernel's percpu_alloc_percpu events have no call "
+				"site, bytes_alloc or gfp flags: their lines print as the kernel's, the "
+				"bytes counted as size x possible CPUs\n");
 	if (s->env->output_dir && !s->kf.atomic_fetch)
 		fprintf(stderr, "kmemsnoop: this kernel has no BPF atomic fetch-add: a record "
 				"traced in an interrupt during another may repeat its sequence number\n");
