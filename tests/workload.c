@@ -144,6 +144,7 @@
 #include <linux/bpf.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -365,9 +366,12 @@ static void do_msg_hold(long size, long count)
 
 static void do_percpu_map_hold(long entries, long size)
 {
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	union bpf_attr attr;
 	int fd;
 
+	/* Before 5.11 a map is charged to RLIMIT_MEMLOCK (64 KiB by default). */
+	setrlimit(RLIMIT_MEMLOCK, &unlimited);
 	memset(&attr, 0, sizeof(attr));
 	attr.map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
 	attr.key_size = 4;

@@ -253,16 +253,22 @@ else
 	fail_rest percpu.allocinfo_held percpu.allocinfo_released "$WHY"
 fi
 
-# --- -e kmalloc: no percpu program is loaded --------------------------------
-if ks_start n -e kmalloc; then
-	names=$(bpf_ids "${KS_PID[n]}" | awk '$1 == "prog" { print $2 }' | while read -r id; do
-		"$BPFTOOL" prog show id "$id" 2>/dev/null | sed -n 's/^[0-9]*: [a-z_]*  name \([^ ]*\) .*/\1/p'
-	done)
-	ks_stop n
-	[ -n "$names" ] && ! echo "$names" | grep -q percpu
-	check $? percpu.not_loaded "-e kmalloc: programs loaded: $(echo "$names" | tr '\n' ' ')"
+# --- -e kmalloc: no percpu program is loaded -------------------------------
+# nprogs ID ARGS...: how many BPF programs kmemsnoop ARGS holds once tracing.
+nprogs() {
+	local id=$1 n
+	shift
+	ks_start "$id" "$@" || return 1
+	n=$(bpf_ids "${KS_PID[$id]}" | grep -c '^prog ')
+	ks_stop "$id"
+	echo "$n"
+}
+if n1=$(nprogs n1 -e kmalloc) && n2=$(nprogs n2 -e kmalloc,percpu); then
+	# The two percpu tracepoints' programs, and nothing else.
+	[ "$n1" -gt 0 ] && [ "$n2" = $((n1 + 2)) ]
+	check $? percpu.not_loaded "-e kmalloc holds $n1 programs, -e kmalloc,percpu $n2: want 2 more"
 else
-	fail percpu.not_loaded "$(ks_start_fail_why n)"
+	fail percpu.not_loaded "$(ks_start_fail_why n1) $(ks_start_fail_why n2)"
 fi
 
 finish
