@@ -23,6 +23,7 @@
 #include "json.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
+#include "ksyms.h"
 #include "mode.h"
 #include "pagesite.h"
 #include "pprof.h"
@@ -86,7 +87,8 @@ void allocinfo_free(struct allocinfo *ai)
 
 static bool uses_stacks(const struct env *env)
 {
-	return env->ai_stacks || (env->events & EV_PAGE);
+	/* percpu: its event has no call site before 5.19. */
+	return env->ai_stacks || (env->events & (EV_PAGE | EV_PERCPU));
 }
 
 /* Buckets of ai_table for max_ptrs pointers: KMT_AI_SLOTS_PER_PTR slots
@@ -99,6 +101,29 @@ static __u32 table_buckets(unsigned long long max_ptrs)
 	while ((unsigned long long)n * KMT_AI_BUCKET_SLOTS < slots)
 		n *= 2;
 	return n;
+}
+
+/*
+ * The percpu allocator's wrappers that may appear as the event's call site
+ * (allocinfo.bpf.h): their extent from kallsyms.
+ */
+void allocinfo_configure_percpu(struct kmemsnoop_bpf *skel, struct ksyms *ks)
+{
+	static const char *const names[] = { "__alloc_percpu_gfp", "__alloc_percpu",
+					      "__alloc_reserved_percpu" };
+	struct kmemsnoop_bpf__rodata *ro = skel->rodata;
+	_Static_assert(sizeof(names) / sizeof(names[0]) == sizeof(ro->ai_percpu_wrapper) /
+							       sizeof(ro->ai_percpu_wrapper[0]),
+		       "one range per wrapper");
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct ksym *sym = ksyms_find(ks, ksyms_addr_of(ks, names[i]));
+
+		if (!sym || strcmp(sym->name, names[i]))
+			continue;
+		ro->ai_percpu_wrapper[i][0] = sym->addr;
+		ro->ai_percpu_wrapper[i][1] = sym->addr + sym->size;
+	}
 }
 
 void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool atomics)
@@ -479,12 +504,14 @@ static void allocinfo_wants(const struct mode *m, struct bpf_wants *w)
 	/* kfree() frees slab cache objects too: either free serves both. */
 	if (env->events & (EV_KMALLOC | EV_CACHE))
 		w->free_classes |= EV_KMALLOC | EV_CACHE;
-	w->free_classes |= env->events & EV_PAGE;
+	w->free_classes |= env->events & (EV_PAGE | EV_PERCPU);
 }
 
 static void allocinfo_mode_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 {
 	allocinfo_configure(m->session->env, skel, m->session->kf.atomic_fetch);
+	if (m->session->env->events & EV_PERCPU)
+		allocinfo_configure_percpu(skel, session_ksyms(m->session));
 }
 
 /* --json: each row of the table, as an element of "rows". */

@@ -14,6 +14,7 @@
 
 struct env;
 struct kmemsnoop_bpf;
+struct ksyms;
 struct allocinfo;
 
 /*
@@ -27,6 +28,8 @@ void allocinfo_free(struct allocinfo *ai);
 
 /* Rodata and map sizes, after the common configuration, before load. */
 void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool atomics);
+/* Where the percpu allocator's wrappers are (kallsyms; NULL: unknown). */
+void allocinfo_configure_percpu(struct kmemsnoop_bpf *skel, struct ksyms *ks);
 
 /*
  * Reads the maps and prints the table to out.  misses: events BPF

@@ -43,6 +43,7 @@ static const char *const allocator_prefixes[] = {
 	"alloc_frozen_pages", "__alloc_frozen_pages", "alloc_page_interleave", "alloc_page_vma",
 	"folio_alloc", "__folio_alloc", "vma_alloc_folio", "get_page_from_freelist",
 	"__get_free_pages", "get_zeroed_page", "rmqueue", "__rmqueue",
+	"pcpu_alloc", "__alloc_percpu", "__alloc_reserved_percpu", "alloc_percpu",
 };
 
 /*
@@ -53,6 +54,7 @@ static const char *const allocator_prefixes[] = {
 static const char *const glue_prefixes[] = {
 	"bpf_", "__bpf_", "___bpf_", "__traceiter_", "trace_event_raw_event_", "perf_trace_",
 	"trace_call_bpf", "trace_kmalloc", "trace_kmem_cache_alloc", "trace_mm_page_alloc",
+	"trace_percpu_alloc_percpu",
 };
 
 static bool has_prefix(const char *s, const char *const *prefixes, size_t n)

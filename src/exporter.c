@@ -273,6 +273,8 @@ static void exporter_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 
 	hist_setup_maps(skel, s->env, s->ncpus, EXPORTER_KINDS);
 	allocinfo_configure(s->env, skel, s->kf.atomic_fetch);
+	if (s->env->events & EV_PERCPU)
+		allocinfo_configure_percpu(skel, session_ksyms(s));
 }
 
 static int exporter_start(struct mode *m)

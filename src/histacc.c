@@ -36,6 +36,8 @@ static const char *const event_names[KMT_HIST_TYPES] = {
 	[KMT_TYPE_KMALLOC] = "kmalloc",
 	[KMT_TYPE_CACHE] = "kmem_cache_alloc",
 	[KMT_TYPE_PAGES] = "mm_page_alloc",
+	[KMT_TYPE_VMALLOC] = "vmalloc",
+	[KMT_TYPE_PERCPU] = "percpu_alloc_percpu",
 };
 
 __u64 hist_total(const __u64 per_type[KMT_HIST_TYPES])

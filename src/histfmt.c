@@ -96,6 +96,8 @@ void hist_pseudo_label(char *buf, size_t size, __u64 id, unsigned int page_shift
 		while (order < 32 && ((__u64)1 << (page_shift + order)) < bytes)
 			order++;
 		snprintf(buf, size, "(pages order %u)", order);
+	} else if (type == KMT_TYPE_PERCPU) {
+		snprintf(buf, size, "(percpu %u)", bytes);
 	} else {
 		snprintf(buf, size, "(cache size %u)", bytes);
 	}

@@ -89,6 +89,40 @@ static void put_page(struct json_out *j, const struct kmt_event *ev)
 	put_gfp(j, ev->gfp_flags);
 }
 
+/* The kernel's fields (text.c), and bytes_alloc also where the kernel's
+ * event has none: computed, as "bytes_alloc_computed" says. */
+static void put_percpu(struct json_out *j, const struct kmt_event *ev)
+{
+	__u8 flags = ev->has_percpu ? ev->percpu_flags : 0;
+	bool full = !(flags & KMT_PERCPU_COMPUTED);
+	char sym[SYMBOL_MAX];
+
+	if (ev->has_alloc && full) {
+		if (j->ksyms)
+			ksyms_format(j->ksyms, ev->call_site, sym, sizeof(sym));
+		else
+			snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)ev->call_site);
+		fputs(",\"call_site\":", j->out);
+		json_put_string(j->out, sym);
+		fprintf(j->out, ",\"call_site_addr\":\"0x%llx\"", (unsigned long long)ev->call_site);
+	}
+	if (ev->has_alloc)
+		fprintf(j->out, ",\"reserved\":%d,\"is_atomic\":%d,\"size\":%llu,\"align\":%llu",
+			!!(flags & KMT_PERCPU_RESERVED), !!(flags & KMT_PERCPU_ATOMIC),
+			(unsigned long long)ev->bytes_req,
+			(unsigned long long)(ev->has_percpu ? ev->percpu_align : 0));
+	fprintf(j->out, ",\"base_addr\":\"0x%016llx\",\"off\":%d,\"ptr\":\"0x%016llx\"",
+		(unsigned long long)(ev->has_percpu ? ev->percpu_base : 0),
+		ev->has_percpu ? ev->percpu_off : 0, (unsigned long long)ev->ptr);
+	if (!ev->has_alloc)
+		return;
+	fprintf(j->out, ",\"bytes_alloc\":%llu", (unsigned long long)ev->bytes_alloc);
+	if (full)
+		put_gfp(j, ev->gfp_flags);
+	else
+		fputs(",\"bytes_alloc_computed\":true", j->out);
+}
+
 /* The text line's fields in its order: task, tid, cpu, time, event, body. */
 static void put_event(struct json_out *j, const struct kmt_event *ev)
 {
@@ -104,6 +138,8 @@ static void put_event(struct json_out *j, const struct kmt_event *ev)
 	fprintf(j->out, ",\"seq\":%d", ev->seq_num);
 	if (ev->type_id == KMT_TYPE_PAGES)
 		put_page(j, ev);
+	else if (ev->type_id == KMT_TYPE_PERCPU)
+		put_percpu(j, ev);
 	else
 		put_slab(j, ev);
 	fputs("}\n", j->out);

@@ -130,6 +130,30 @@ static int detect_cache_free(const struct btf *btf, struct kernel_features *kf, 
 }
 
 /*
+ * percpu_alloc_percpu gained call_site first and bytes_alloc, gfp_flags
+ * last (5.19): ten arguments then, seven before.
+ */
+static int detect_percpu(const struct btf *btf, struct kernel_features *kf, char *err,
+			 size_t err_size)
+{
+	const struct btf_type *p = tp_proto(btf, "percpu_alloc_percpu");
+
+	if (!p)
+		return 0;
+	switch (tp_nargs(p)) {
+	case 7:
+		kf->percpu_args = KMT_PERCPU_SHORT;
+		return 0;
+	case 10:
+		kf->percpu_args = KMT_PERCPU_FULL;
+		return 0;
+	}
+	snprintf(err, err_size, "unknown percpu_alloc_percpu tracepoint layout (%d arguments)",
+		 tp_nargs(p));
+	return -1;
+}
+
+/*
  * BPF_ATOMIC with BPF_FETCH (5.12+): try loading
  *   *(u64 *)(r10 - 8) = 0; r1 = 1; r1 = atomic_fetch_add((u64 *)(r10 - 8), r1); r0 = 0
  */
@@ -217,7 +241,8 @@ int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf
 		kf->has_source[src] = tp_proto(vmlinux, event_sources[src].name) != NULL;
 	if (detect_kmalloc(vmlinux, kf, err, err_size) ||
 	    detect_cache_alloc(vmlinux, kf, err, err_size) ||
-	    detect_cache_free(vmlinux, kf, err, err_size))
+	    detect_cache_free(vmlinux, kf, err, err_size) ||
+	    detect_percpu(vmlinux, kf, err, err_size))
 		return -1;
 	kf->atomic_fetch = probe_atomic_fetch();
 	kf->tp_btf_void_arg = probe_tp_btf_void_arg(vmlinux);

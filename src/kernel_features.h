@@ -15,6 +15,7 @@ struct kernel_features {
 	unsigned char kmalloc_args;     /* enum kmt_kmalloc_args */
 	unsigned char cache_alloc_args; /* enum kmt_cache_alloc_args */
 	unsigned char cache_free_args;  /* enum kmt_cache_free_args */
+	unsigned char percpu_args;      /* enum kmt_percpu_args */
 	bool atomic_fetch;              /* BPF atomic fetch-add (5.12+) */
 	bool tp_btf_void_arg;           /* tp_btf may read void * arguments (6.16+) */
 	/* bytes_alloc of a kmalloc served by the page allocator is above

@@ -574,7 +574,10 @@ int kstat_add(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
 	bool alloc = ev->event_id == KMT_EVENT_ALLOC;
 
-	if (ev->type_id >= KMT_TYPE_COUNT || (alloc && !ev->has_alloc))
+	/* The tables are the slab's and the page allocator's: percpu areas
+	 * (a recording's, or a stream's with other modes) are left out. */
+	if (ev->type_id >= KMT_TYPE_COUNT || ev->type_id == KMT_TYPE_PERCPU ||
+	    (alloc && !ev->has_alloc))
 		return 0;
 	if (add_proc(ks, ev))
 		return -1;

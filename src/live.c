@@ -101,7 +101,7 @@ static void draw_title(const struct live *lv)
 
 static void draw_totals(const struct hist_interval *iv)
 {
-	char a[16], f[16], ba[16], br[16], fl[16], k[16], c[16], p[16];
+	char a[16], f[16], ba[16], br[16], fl[16], k[16], c[16], p[16], pc[16];
 	__u64 untracked = 0;
 	double s = iv->seconds;
 
@@ -113,9 +113,12 @@ static void draw_totals(const struct hist_interval *iv)
 	    rate(ba, sizeof(ba), hist_total(iv->bytes_alloc), s),
 	    rate(br, sizeof(br), hist_total(iv->bytes_req), s),
 	    rate(fl, sizeof(fl), hist_total(iv->failed), s));
-	put(2, 0, COLS, " kmalloc/s %-6s cache/s %-6s pages/s %-6s lost: %llu missed, %llu untracked",
-	    rate(k, sizeof(k), iv->allocs[0], s), rate(c, sizeof(c), iv->allocs[1], s),
-	    rate(p, sizeof(p), iv->allocs[2], s), (unsigned long long)iv->missed,
+	put(2, 0, COLS, " kmalloc/s %-6s cache/s %-6s pages/s %-6s percpu/s %-6s "
+	    "lost: %llu missed, %llu untracked",
+	    rate(k, sizeof(k), iv->allocs[KMT_TYPE_KMALLOC], s),
+	    rate(c, sizeof(c), iv->allocs[KMT_TYPE_CACHE], s),
+	    rate(p, sizeof(p), iv->allocs[KMT_TYPE_PAGES], s),
+	    rate(pc, sizeof(pc), iv->allocs[KMT_TYPE_PERCPU], s), (unsigned long long)iv->missed,
 	    (unsigned long long)untracked);
 }
 

@@ -68,6 +68,19 @@ static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event 
 		ev->pfn = p.pfn;
 		return;
 	}
+	case KMT_FEAT_PERCPU: {
+		struct kmt_feat_percpu p;
+
+		if (size < sizeof(p))
+			return;
+		memcpy(&p, f, sizeof(p));
+		ev->has_percpu = true;
+		ev->percpu_flags = p.flags;
+		ev->percpu_off = p.off;
+		ev->percpu_base = p.base_addr;
+		ev->percpu_align = p.align;
+		return;
+	}
 	}
 }
 
@@ -96,7 +109,7 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event
 	memset(ev, 0, offsetof(struct kmt_event, comm));
 	ev->comm[0] = 0;
 	ev->cache_name[0] = 0;
-	ev->has_cache = ev->has_page = false;
+	ev->has_cache = ev->has_page = ev->has_percpu = false;
 	if (len < CORE_SIZE)
 		return KMT_TRUNCATED;
 	memcpy(&core, p, CORE_SIZE);
@@ -147,12 +160,12 @@ const char *kmt_decode_error(enum kmt_decode_status status)
 
 const char *kmt_event_name(const struct kmt_event *ev)
 {
-	static const char *const names[2][3] = {
-		{ "kmalloc", "kmem_cache_alloc", "mm_page_alloc" },
-		{ "kfree", "kmem_cache_free", "mm_page_free" },
+	static const char *const names[2][KMT_TYPE_COUNT] = {
+		{ "kmalloc", "kmem_cache_alloc", "mm_page_alloc", "vmalloc", "percpu_alloc_percpu" },
+		{ "kfree", "kmem_cache_free", "mm_page_free", "vfree", "percpu_free_percpu" },
 	};
 
-	if (ev->event_id > KMT_EVENT_FREE || ev->type_id > KMT_TYPE_PAGES)
+	if (ev->event_id > KMT_EVENT_FREE || ev->type_id >= KMT_TYPE_COUNT)
 		return "unknown";
 	return names[ev->event_id][ev->type_id];
 }

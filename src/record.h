@@ -40,6 +40,12 @@ struct kmt_event {
 	__u8 order;
 	__s32 migratetype;
 	__u64 pfn;
+
+	bool has_percpu;
+	__u8 percpu_flags; /* KMT_PERCPU_* */
+	__s32 percpu_off;
+	__u64 percpu_base;
+	__u64 percpu_align;
 };
 
 enum kmt_decode_status {
@@ -67,7 +73,8 @@ static inline int kmt_seq_cmp(__s32 a, __s32 b)
 	return d < 0 ? -1 : d > 0;
 }
 
-/* The kernel's name for the event: kmalloc, kfree, kmem_cache_alloc, ... */
+/* The kernel's name for the event: kmalloc, kfree, kmem_cache_alloc, ...,
+ * percpu_alloc_percpu, percpu_free_percpu. */
 const char *kmt_event_name(const struct kmt_event *ev);
 
 #endif

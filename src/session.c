@@ -87,11 +87,14 @@ static void say_detected(const struct session *s)
 	const struct kernel_features *kf = &s->kf;
 
 	fprintf(stderr, "kmemsnoop: %d CPUs; kmalloc args %s, kmem_cache_alloc args %s, "
-			"kmem_cache_free args %s; atomic fetch %s; tp_btf %s\n", s->ncpus,
+			"kmem_cache_free args %s; percpu %s; atomic fetch %s; tp_btf %s\n", s->ncpus,
 		kf->kmalloc_args == KMT_KMALLOC_NODE ? "with node" : "without node",
 		kf->cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? "with cache" : "with sizes",
 		kf->cache_free_args == KMT_CACHE_FREE_CACHE ? "with cache" :
 		kf->cache_free_args == KMT_CACHE_FREE_NAME ? "with name" : "plain",
+		!kf->has_source[SRC_PERCPU_ALLOC_PERCPU] ? "none" :
+		kf->percpu_args == KMT_PERCPU_FULL ? "with call site" :
+		"without call site (bytes computed)",
 		kf->atomic_fetch ? "yes" : "no (sequence numbers may repeat)",
 		kf->tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)");
 }
@@ -264,6 +267,8 @@ static void configure_common(struct session *s)
 	ro->kmalloc_args = s->kf.kmalloc_args;
 	ro->cache_alloc_args = s->kf.cache_alloc_args;
 	ro->cache_free_args = s->kf.cache_free_args;
+	ro->percpu_args = s->kf.percpu_args;
+	ro->possible_cpus = s->ncpus;
 	ro->vmemmap_base = s->vmemmap_base;
 	configure_large(s);
 	if (ro->sized_frees)

@@ -15,12 +15,19 @@ const struct event_source event_sources[SRC_COUNT] = {
 	[SRC_KMEM_CACHE_FREE] = { "kmem_cache_free", SOURCE_TRACEPOINT, ROLE_FREE, EV_CACHE },
 	[SRC_MM_PAGE_ALLOC] = { "mm_page_alloc", SOURCE_TRACEPOINT, ROLE_ALLOC, EV_PAGE },
 	[SRC_MM_PAGE_FREE] = { "mm_page_free", SOURCE_TRACEPOINT, ROLE_FREE, EV_PAGE },
+	[SRC_PERCPU_ALLOC_PERCPU] = { "percpu_alloc_percpu", SOURCE_TRACEPOINT, ROLE_ALLOC,
+				      EV_PERCPU },
+	[SRC_PERCPU_FREE_PERCPU] = { "percpu_free_percpu", SOURCE_TRACEPOINT, ROLE_FREE,
+				     EV_PERCPU },
 };
 
 const struct event_class event_classes[] = {
 	[KMT_TYPE_KMALLOC] = { "kmalloc", EV_KMALLOC },
 	[KMT_TYPE_CACHE] = { "cache", EV_CACHE },
 	[KMT_TYPE_PAGES] = { "page", EV_PAGE },
+	/* Its type id is in the ABI; its sources are not in this table yet. */
+	[KMT_TYPE_VMALLOC] = { "vmalloc", EV_VMALLOC },
+	[KMT_TYPE_PERCPU] = { "percpu", EV_PERCPU },
 };
 
 const int event_class_count = sizeof(event_classes) / sizeof(event_classes[0]);

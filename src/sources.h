@@ -24,6 +24,8 @@ enum kmt_source {
 	SRC_KMEM_CACHE_FREE,
 	SRC_MM_PAGE_ALLOC,
 	SRC_MM_PAGE_FREE,
+	SRC_PERCPU_ALLOC_PERCPU,
+	SRC_PERCPU_FREE_PERCPU,
 	SRC_COUNT,
 };
 
@@ -48,7 +50,7 @@ extern const struct event_source event_sources[SRC_COUNT];
 
 /* An allocation class as -e and summaries name it. */
 struct event_class {
-	const char *name;      /* "kmalloc", "cache", "page" */
+	const char *name;      /* "kmalloc", "cache", "page", "vmalloc", "percpu" */
 	unsigned int class;    /* EV_* */
 };
 

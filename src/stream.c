@@ -133,12 +133,18 @@ static struct mode *stream_create(struct session *s)
 	return &st->mode;
 }
 
+/* --stat's tables leave percpu areas out: their programs stay unloaded. */
+static unsigned int stream_classes(const struct env *env)
+{
+	return env->stat ? env->events & ~EV_PERCPU : env->events;
+}
+
 static void stream_wants(const struct mode *m, struct bpf_wants *w)
 {
 	const struct env *env = m->session->env;
 
-	w->alloc_classes |= env->events;
-	w->free_classes |= env->events;
+	w->alloc_classes |= stream_classes(env);
+	w->free_classes |= stream_classes(env);
 	w->sized_frees = true;
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
@@ -150,7 +156,7 @@ static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	const struct stream *st = stream_of(m);
 
 	skel->rodata->do_stream = true;
-	skel->rodata->filtered_free_classes = s->env->events;
+	skel->rodata->filtered_free_classes = stream_classes(s->env);
 	/* A wakeup when about a quarter of the ring has filled. */
 	skel->rodata->wakeup_records = st->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
 	/* The inner template's size does not matter: the kernel does not
@@ -210,7 +216,8 @@ static int create_rings(struct mode *m)
 /*
  * What this kernel cannot give, said once before tracing starts: its
  * events carry no cache to name (kmem_cache_alloc before 6.1,
- * kmem_cache_free before 5.12), or BPF has no atomic fetch-add for the
+ * kmem_cache_free before 5.12), percpu_alloc_percpu has no call site,
+ * size or gfp flags (before 5.19), or BPF has no atomic fetch-add for the
  * per-CPU sequence numbers of -o (before 5.12).
  */
 static void note_kernel_limits(const struct session *s)
@@ -223,6 +230,11 @@ static void note_kernel_limits(const struct session *s)
 				"their lines have no name=\n",
 			alloc && free ? "kmem_cache_alloc and kmem_cache_free" :
 			alloc ? "kmem_cache_alloc" : "kmem_cache_free");
+	if ((stream_classes(s->env) & EV_PERCPU) && s->kf.has_source[SRC_PERCPU_ALLOC_PERCPU] &&
+	    s->kf.percpu_args == KMT_PERCPU_SHORT)
+		fprintf(stderr, "kmemsnoop: this kernel's percpu_alloc_percpu events have no call "
+				"site, bytes_alloc or gfp flags: their lines print as the kernel's, the "
+				"bytes counted as size x possible CPUs\n");
 	if (s->env->output_dir && !s->kf.atomic_fetch)
 		fprintf(stderr, "kmemsnoop: this kernel has no BPF atomic fetch-add: a record "
 				"traced in an interrupt during another may repeat its sequence number\n");

@@ -2,7 +2,8 @@
 /*
  * Text output in the layout of the kernel's trace file with irq-info off:
  * "%16s-%-7d [%03d] %5lu.%06lu: event: fields", the fields as the kernel's
- * own kmem events print them (include/trace/events/kmem.h), but with real
+ * own kmem and percpu events print them (include/trace/events/kmem.h,
+ * percpu.h), but with real
  * pointers where the kernel prints hashed ones.
  */
 #include <errno.h>
@@ -159,6 +160,46 @@ static void put_page_body(struct text_sink *sink, struct line *l, const struct k
 	put_gfp(sink, l, ev->gfp_flags);
 }
 
+/*
+ * include/trace/events/percpu.h: since 5.19 the allocation starts with
+ * call_site= and ends with bytes_alloc= gfp_flags=; the records of an
+ * older kernel (KMT_PERCPU_COMPUTED) print as that kernel does.
+ */
+static void put_percpu_body(struct text_sink *sink, struct line *l, const struct kmt_event *ev)
+{
+	__u8 flags = ev->has_percpu ? ev->percpu_flags : 0;
+	bool full = ev->has_alloc && !(flags & KMT_PERCPU_COMPUTED);
+
+	if (ev->has_alloc) {
+		if (full) {
+			put_str(l, "call_site=");
+			put_call_site(sink, l, ev->call_site);
+			put_str(l, " ");
+		}
+		put_str(l, "reserved=");
+		put_udec(l, !!(flags & KMT_PERCPU_RESERVED), 0, ' ');
+		put_str(l, " is_atomic=");
+		put_udec(l, !!(flags & KMT_PERCPU_ATOMIC), 0, ' ');
+		put_str(l, " size=");
+		put_udec(l, ev->bytes_req, 0, ' ');
+		put_str(l, " align=");
+		put_udec(l, ev->has_percpu ? ev->percpu_align : 0, 0, ' ');
+		put_str(l, " ");
+	}
+	put_str(l, "base_addr=");
+	put_hex(l, ev->has_percpu ? ev->percpu_base : 0, 16);
+	put_str(l, " off=");
+	put_sdec(l, ev->has_percpu ? ev->percpu_off : 0);
+	put_str(l, " ptr=");
+	put_hex(l, ev->ptr, 16);
+	if (!full)
+		return;
+	put_str(l, " bytes_alloc=");
+	put_udec(l, ev->bytes_alloc, 0, ' ');
+	put_str(l, " gfp_flags=");
+	put_gfp(sink, l, ev->gfp_flags);
+}
+
 /* "%16s-%-7d [%03u] %5llu.%06llu: name: " as the kernel's trace file. */
 static void put_context(struct line *l, const struct kmt_event *ev)
 {
@@ -196,6 +237,8 @@ size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, cha
 	put_context(&l, ev);
 	if (ev->type_id == KMT_TYPE_PAGES)
 		put_page_body(sink, &l, ev);
+	else if (ev->type_id == KMT_TYPE_PERCPU)
+		put_percpu_body(sink, &l, ev);
 	else
 		put_slab_body(sink, &l, ev);
 	*l.p++ = '\n';

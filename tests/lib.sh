@@ -32,6 +32,9 @@ KMEM_EVENTS="kmalloc kfree kmem_cache_alloc kmem_cache_free mm_page_alloc mm_pag
 # kmem_cache_alloc (with node=), so the oracle must trace them too.
 KMEM_NODE_EVENTS="kmalloc_node kmem_cache_alloc_node"
 ORACLE_EVENTS=$KMEM_EVENTS # plus the node events this kernel has (require_tracefs)
+# Events of other groups the oracle traces too, as "group/event" words (a
+# test sets it, e.g. ORACLE_MORE="percpu/percpu_alloc_percpu ...").
+ORACLE_MORE=
 # "event:key ..." for every key the kernel's own trace prints, per event
 # (require_tracefs): older kernels print fewer than kmemsnoop does.
 KERNEL_FIELDS=
@@ -556,9 +559,9 @@ oracle_start() {
 	done
 	oracle_setup "$id" || return 1
 	inst=${ORACLE_DIR[$id]}
-	for e in $ORACLE_EVENTS; do
-		echo "$filter" >"$inst/events/kmem/$e/filter" || {
-			ORACLE_ERR="cannot set filter '$filter' on kmem/$e"
+	for e in $(oracle_event_paths); do
+		echo "$filter" >"$inst/events/$e/filter" || {
+			ORACLE_ERR="cannot set filter '$filter' on $e"
 			return 1
 		}
 	done
@@ -597,11 +600,18 @@ oracle_setup() {
 	echo >"$inst/trace"
 }
 
+# oracle_event_paths: "group/event" of every event the oracle traces.
+oracle_event_paths() {
+	local e
+	for e in $ORACLE_EVENTS; do echo "kmem/$e"; done
+	for e in $ORACLE_MORE; do echo "$e"; done
+}
+
 oracle_enable() {
 	local inst=${ORACLE_DIR[$1]} e
-	for e in $ORACLE_EVENTS; do
-		echo 1 >"$inst/events/kmem/$e/enable" || {
-			ORACLE_ERR="cannot enable kmem/$e"
+	for e in $(oracle_event_paths); do
+		echo 1 >"$inst/events/$e/enable" || {
+			ORACLE_ERR="cannot enable $e"
 			return 1
 		}
 	done
@@ -648,8 +658,8 @@ oracle_remove() {
 		return 0
 	}
 	echo 0 >"$inst/tracing_on" 2>/dev/null
-	for e in $ORACLE_EVENTS; do
-		echo 0 >"$inst/events/kmem/$e/enable" 2>/dev/null
+	for e in $(oracle_event_paths); do
+		echo 0 >"$inst/events/$e/enable" 2>/dev/null
 	done
 	rmdir "$inst" 2>/dev/null
 	unset "ORACLE_DIR[$1]"
@@ -663,7 +673,7 @@ oracle_file() { echo "$WORK/$1.oracle"; }
 # (or of the oracle's trace, which has the same layout without irq-info):
 #   1 comm  2 tid  3 cpu  4 timestamp  5 event  6 call_site  7 ptr
 #   8 bytes_req  9 bytes_alloc  10 gfp_flags  11 name  12 pfn  13 order
-#   14 the body without ptr=/page= values (which differ between kmemsnoop's
+#   14 the body without ptr=/page=/base_addr= values (which differ between kmemsnoop's
 #      real pointers and the kernel's hashed ones)  15 page
 # Missing fields are "-".  Lines starting with "#" and blank lines are
 # skipped; other lines that do not parse are printed as "BAD<tab>line".
@@ -713,6 +723,7 @@ function fld(key,    s, i) {
 function norm(    b, v) {
 	b = P_BODY
 	gsub(/ptr=[0-9a-fx]+/, "ptr=*", b)
+	gsub(/base_addr=[0-9a-fx]+/, "base_addr=*", b)
 	gsub(/page=[0-9a-fx()a-z]+/, "page=*", b)
 	if (match(b, /pfn=[0-9]+( |$)/)) {
 		v = substr(b, RSTART + 4, RLENGTH - 4)

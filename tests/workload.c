@@ -105,6 +105,18 @@
  *       alloc_empty_file, lsm_file_cache from security_file_alloc) and the
  *       three matching kmem_cache_free, and no kmalloc.
  *
+ *   percpu-map-hold ENTRIES SIZE
+ *       bpf(BPF_MAP_CREATE) of a BPF_MAP_TYPE_PERCPU_ARRAY of ENTRIES values
+ *       of SIZE bytes, prints "held", waits for a byte (or SIGUSR1), closes
+ *       the map, prints "closed" and waits for another before it exits.
+ *       On 6.18 (2 possible CPUs) ENTRIES 16 SIZE 64 makes exactly 16
+ *       percpu_alloc_percpu events in the workload, from
+ *       bpf_map_alloc_percpu+... with size=64 align=8 (one area per
+ *       element, none for the array itself); the 16 percpu_free_percpu of
+ *       the same pointers come after the close from a kworker (the map is
+ *       freed by deferred work), not from the workload.  Needs
+ *       CAP_BPF / CAP_SYS_ADMIN.
+ *
  *   noise SECONDS SIZE
  *       Repeats "msg SIZE 8" and "openclose 8" for SECONDS seconds: a
  *       steady stream of allocations from another process for filter tests.
@@ -135,9 +147,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/bpf.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -178,7 +192,8 @@ usage(const char *fmt, ...)
 	      "          thread-msg SIZE COUNT (alone) | pingpong SIZE COUNT |\n"
 	      "          pipe PAGES | piperesize N | openclose N |\n"
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
-	      "          pages-rounds SECONDS PAGES\n",
+	      "          pages-rounds SECONDS PAGES |\n"
+	      "          percpu-map-hold ENTRIES SIZE\n",
 	      stderr);
 	exit(2);
 }
@@ -355,6 +370,29 @@ static void do_msg_hold(long size, long count)
 	for (long i = 0; i < count; i++)
 		msg_recv(q, size);
 	msg_remove(q);
+}
+
+static void do_percpu_map_hold(long entries, long size)
+{
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	union bpf_attr attr;
+	int fd;
+
+	/* Before 5.11 a map is charged to RLIMIT_MEMLOCK (64 KiB by default). */
+	setrlimit(RLIMIT_MEMLOCK, &unlimited);
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = size;
+	attr.max_entries = entries;
+	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (fd < 0)
+		die("bpf BPF_MAP_CREATE percpu array");
+	say("held\n");
+	wait_for_go();
+	close(fd);
+	say("closed\n");
+	wait_for_go();
 }
 
 static void do_openclose(long n)
@@ -585,6 +623,8 @@ static void parse_step(char **av, int n, struct step *st)
 		want = 2;
 	else if (!strcmp(cmd, "msg-rounds"))
 		want = 3;
+	else if (!strcmp(cmd, "percpu-map-hold"))
+		want = 2;
 	else
 		usage("unknown command '%s'", cmd);
 	if (n - 1 != want)
@@ -600,6 +640,9 @@ static void parse_step(char **av, int n, struct step *st)
 	} else if (!strcmp(cmd, "pages-rounds")) {
 		st->a = number(av[1], 0, 86400, "SECONDS");
 		st->b = number(av[2], 1, PIPE_MAX_PAGES, "PAGES");
+	} else if (!strcmp(cmd, "percpu-map-hold")) {
+		st->a = number(av[1], 1, 65536, "ENTRIES");
+		st->b = number(av[2], 1, 32768, "SIZE");
 	} else if (!strcmp(cmd, "msg-rounds")) {
 		st->a = number(av[1], 0, 86400 * 7, "SECONDS");
 		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
@@ -632,6 +675,8 @@ static void run_step(const struct step *st)
 		do_msg_rounds(st->a, st->b, st->c);
 	else if (!strcmp(st->cmd, "pages-rounds"))
 		do_pages_rounds(st->a, st->b);
+	else if (!strcmp(st->cmd, "percpu-map-hold"))
+		do_percpu_map_hold(st->a, st->b);
 }
 
 static void run_thread_msg(int wait, long size, long count)

@@ -45,7 +45,8 @@
  * Pages have no call site in mm_page_alloc: their site is the caller
  * found from learned stack frames (pagesite.bpf.h), or else a short stack
  * (ai_stack_map) in which user space finds the first frame outside the
- * page allocator.  With --stacks every allocation is keyed by its stack.
+ * allocator.  Percpu areas have none in percpu_alloc_percpu before 5.19:
+ * theirs is such a stack too.  With --stacks every allocation is keyed by its stack.
  *
  * #included by kmemsnoop.bpf.c, whose handlers call allocinfo_alloc() and
  * allocinfo_free() when do_allocinfo is set, after their filters.
@@ -72,6 +73,25 @@ const volatile bool ai_alloc_totals = false;
 const volatile __u32 ai_bucket_shift = 63;
 const volatile __u32 ai_bucket_mask = 0;
 const volatile __u32 ai_max_sites = 1;
+
+/*
+ * The percpu allocator's exported wrappers (__alloc_percpu_gfp,
+ * __alloc_percpu, __alloc_reserved_percpu) where they are functions of
+ * their own, [start, end) from kallsyms: where the compiler did not make
+ * their call of pcpu_alloc() a tail call (arm64's 6.1), the event's
+ * call_site is in them, the same for every caller; the caller is then
+ * found in a short stack.  0, 0: none.
+ */
+#define AI_PERCPU_WRAPPERS 3
+const volatile __u64 ai_percpu_wrapper[AI_PERCPU_WRAPPERS][2] = {};
+
+static __always_inline bool ai_percpu_wrapped(__u64 site)
+{
+	for (int i = 0; i < AI_PERCPU_WRAPPERS; i++)
+		if (site >= ai_percpu_wrapper[i][0] && site < ai_percpu_wrapper[i][1])
+			return true;
+	return false;
+}
 
 /* Site indexes handed out (ai_site_ids): a global counter, but only a
  * site's first allocation adds to it. */
@@ -415,10 +435,13 @@ static __always_inline bool allocinfo_alloc_site(void *ctx, bool atomic_fetch, _
 {
 	if (ptr <= KMT_ZERO_SIZE_PTR)
 		return false; /* failed, or kmalloc(0): no memory to account */
-	/* A page's caller from learned frames (pagesite.bpf.h), else its stack. */
+	/* A page's caller from learned frames (pagesite.bpf.h), else its
+	 * stack; so for a percpu allocation without a call site (the event
+	 * has none before 5.19) or with one in a wrapper of the allocator. */
 	if (type == KMT_TYPE_PAGES && !ai_stacks)
 		site = pagesite_find(ctx);
-	if (ai_stacks || (type == KMT_TYPE_PAGES && !site)) {
+	if (ai_stacks || (type == KMT_TYPE_PAGES && !site) ||
+	    (type == KMT_TYPE_PERCPU && (!site || ai_percpu_wrapped(site)))) {
 		long id = bpf_get_stackid(ctx, &ai_stack_map, AI_STACK_SKIP);
 
 		if (id < 0) { /* -EEXIST: its bucket holds another stack */

@@ -30,6 +30,9 @@ const volatile __u32 page_size = 4096; /* the system's, set by user space */
 const volatile __u8 kmalloc_args = KMT_KMALLOC_NODE;
 const volatile __u8 cache_alloc_args = KMT_CACHE_ALLOC_CACHE;
 const volatile __u8 cache_free_args = KMT_CACHE_FREE_CACHE;
+const volatile __u8 percpu_args = KMT_PERCPU_FULL;
+/* The possible CPUs: a percpu area has a copy on each. */
+const volatile __u32 possible_cpus = 1;
 
 /* -p: the thread groups being traced (the target and its descendants). */
 struct {

@@ -240,6 +240,62 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
 	return 0;
 }
 
+/* --- percpu_alloc_percpu, percpu_free_percpu ------------------------------ */
+
+/*
+ * The percpu allocator hands out one area per CPU at the same offset of
+ * each unit; ptr is the __percpu cookie that names them all (what
+ * free_percpu() takes back), base_addr + off where the area sits in its
+ * chunk.  Before 5.19 the event has neither a call site nor bytes_alloc
+ * nor gfp flags: the bytes are then size x possible CPUs, which is what
+ * the kernel's own bytes_alloc counts (pcpu_obj_full_size()) less the
+ * memcg pointers it adds per 4 bytes when kmem accounting is on; the call
+ * site stays 0 in the stream, and --allocinfo finds the caller in a short
+ * kernel stack as for pages.  The pointers are read as numbers: with
+ * tp_btf they are typed (void *, void __percpu *).
+ */
+static __always_inline int on_percpu_alloc(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	struct event_ctx ev;
+	bool full = percpu_args == KMT_PERCPU_FULL;
+	__u64 ptr = full ? arg_number(ctx, 7) : arg_number(ctx, 6);
+	__u64 size = full ? ARG(ctx, 3) : ARG(ctx, 2);
+	__u64 site = full ? ARG(ctx, 0) : 0;
+	__u64 alloc = full ? ARG(ctx, 8) : size * possible_cpus;
+
+	if (!task_passes(&ev) || !size_passes(ptr, size))
+		return 0;
+	/* As /proc/allocinfo counts it: the data on every possible CPU. */
+	if (do_allocinfo)
+		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_PERCPU, site, ptr,
+				size * possible_cpus);
+	if (do_hist)
+		hist_alloc(KMT_TYPE_PERCPU, site, ptr, size, alloc, NULL, btf);
+	/* --stat's tables are the slab's and the page allocator's. */
+	if (do_stream)
+		stream_percpu_alloc(ctx, &ev, atomic_fetch, full, site, ptr, size, alloc);
+	return 0;
+}
+
+static __always_inline int on_percpu_free(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	struct event_ctx ev;
+	__u64 ptr = arg_number(ctx, 2);
+
+	/* Whoever frees it (a BPF map's areas go in a kworker). */
+	if (do_allocinfo)
+		allocinfo_free(atomic_fetch, KMT_TYPE_PERCPU, ptr, 0);
+	if (!free_wanted_by_filtered(EV_PERCPU))
+		return 0;
+	if (!task_passes(&ev) || !free_size_passes(ptr))
+		return 0;
+	if (do_hist)
+		hist_free(KMT_TYPE_PERCPU, ptr);
+	if (do_stream)
+		stream_percpu_free(ctx, &ev, atomic_fetch, ptr);
+	return 0;
+}
+
 /* --- sched: following -p across fork -------------------------------------- */
 
 static __always_inline int on_fork(__u64 *ctx, bool atomic_fetch, bool btf)
@@ -287,5 +343,7 @@ KMT_ENTRY_POINTS(kfree, on_kfree)
 KMT_ENTRY_POINTS(kmem_cache_free, on_cache_free)
 KMT_ENTRY_POINTS(mm_page_alloc, on_page_alloc)
 KMT_ENTRY_POINTS(mm_page_free, on_page_free)
+KMT_ENTRY_POINTS(percpu_alloc_percpu, on_percpu_alloc)
+KMT_ENTRY_POINTS(percpu_free_percpu, on_percpu_free)
 KMT_ENTRY_POINTS(sched_process_fork, on_fork)
 KMT_ENTRY_POINTS(sched_process_free, on_task_free)

@@ -21,6 +21,8 @@ enum kmt_event_class {
 	EV_KMALLOC = 1 << KMT_TYPE_KMALLOC,
 	EV_CACHE = 1 << KMT_TYPE_CACHE,
 	EV_PAGE = 1 << KMT_TYPE_PAGES,
+	EV_VMALLOC = 1 << KMT_TYPE_VMALLOC,
+	EV_PERCPU = 1 << KMT_TYPE_PERCPU,
 	EV_ALL = (1 << KMT_TYPE_COUNT) - 1,
 };
 
@@ -187,6 +189,16 @@ enum kmt_cache_free_args {
 	KMT_CACHE_FREE_PLAIN = 0, /* call_site, ptr (< 5.12) */
 	KMT_CACHE_FREE_NAME = 1,  /* call_site, ptr, name (5.12 - 6.0) */
 	KMT_CACHE_FREE_CACHE = 2, /* call_site, ptr, kmem_cache (6.1+) */
+};
+
+/*
+ * percpu_alloc_percpu's arguments.  Since 5.19 the event says who asked
+ * (call_site), what the allocation costs over all CPUs (bytes_alloc) and
+ * its gfp flags; before, only where the area is.
+ */
+enum kmt_percpu_args {
+	KMT_PERCPU_SHORT = 0, /* reserved, is_atomic, size, align, base_addr, off, ptr (4.13+) */
+	KMT_PERCPU_FULL = 1,  /* call_site, reserved, ..., ptr, bytes_alloc, gfp_flags (5.19+) */
 };
 
 #endif /* KMEMSNOOP_H */

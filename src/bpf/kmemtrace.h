@@ -43,13 +43,16 @@ enum kmt_type_id {
 	KMT_TYPE_KMALLOC = 0, /* kmalloc() / kfree() */
 	KMT_TYPE_CACHE = 1,   /* kmem_cache_alloc() / kmem_cache_free() */
 	KMT_TYPE_PAGES = 2,   /* page allocator */
+	KMT_TYPE_VMALLOC = 3, /* vmalloc() / vfree() */
+	KMT_TYPE_PERCPU = 4,  /* the percpu allocator: alloc_percpu() / free_percpu() */
 	KMT_TYPE_COUNT        /* not a type: how many there are */
 };
 
-/* Version 4 type ids, reserved until their classes have sources:
- * vmalloc() / vfree(), and the percpu allocator. */
+/* The version 4 type ids by number, as the ABI fixed them. */
 #define KMT_TYPE_VMALLOC_ID 3
 #define KMT_TYPE_PERCPU_ID 4
+_Static_assert(KMT_TYPE_VMALLOC == KMT_TYPE_VMALLOC_ID, "vmalloc type id");
+_Static_assert(KMT_TYPE_PERCPU == KMT_TYPE_PERCPU_ID, "percpu type id");
 
 /* Why a task record was written (its type id). */
 enum kmt_task_why {
@@ -242,6 +245,25 @@ struct kmt_rec_page_free {
 	struct kmt_feat_page page;
 } KMT_PACKED;
 
+/* percpu_alloc_percpu: core ptr is the __percpu pointer, bytes_req the size
+ * asked for (per CPU), bytes_alloc what the kernel counts for all CPUs. */
+struct kmt_rec_percpu_alloc {
+	struct kmt_core core;
+	struct kmt_alloc alloc;
+	struct kmt_feat_time time;
+	struct kmt_feat_task task;
+	struct kmt_feat_percpu percpu;
+} KMT_PACKED;
+
+/* percpu_free_percpu: no call site (the event has none), no size; the
+ * percpu feature's align is 0 and its flags too. */
+struct kmt_rec_percpu_free {
+	struct kmt_core core;
+	struct kmt_feat_time time;
+	struct kmt_feat_task task;
+	struct kmt_feat_percpu percpu;
+} KMT_PACKED;
+
 /* docs/ABI.md documents these sizes and offsets: keep them in step. */
 _Static_assert(sizeof(struct kmt_core) == 24, "kmemtrace core is 24 bytes");
 _Static_assert(sizeof(struct kmt_alloc) == 24, "kmemtrace alloc stats are 24 bytes");
@@ -261,5 +283,7 @@ _Static_assert(sizeof(struct kmt_rec_page_alloc) == 112, "mm_page_alloc record")
 _Static_assert(sizeof(struct kmt_rec_kfree) == 72, "kfree record");
 _Static_assert(sizeof(struct kmt_rec_cache_free) == 112, "kmem_cache_free record");
 _Static_assert(sizeof(struct kmt_rec_page_free) == 88, "mm_page_free record");
+_Static_assert(sizeof(struct kmt_rec_percpu_alloc) == 120, "percpu_alloc_percpu record");
+_Static_assert(sizeof(struct kmt_rec_percpu_free) == 96, "percpu_free_percpu record");
 
 #endif /* KMEMSNOOP_KMEMTRACE_H */

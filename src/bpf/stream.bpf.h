@@ -329,4 +329,53 @@ static __always_inline void stream_page_free(__u64 *ctx, struct event_ctx *ev, b
 	submit(ev, rec);
 }
 
+/* Where the area is; on an allocation also how it was asked for. */
+static __always_inline void fill_percpu(struct kmt_feat_percpu *fp, __u8 flags, __u64 base,
+					__s32 off, __u64 align)
+{
+	fp->size = sizeof(*fp);
+	fp->id = KMT_FEAT_PERCPU;
+	fp->flags = flags;
+	fp->off = off;
+	fp->base_addr = base;
+	fp->align = align;
+}
+
+/* full: the event's layout has call_site, bytes_alloc and gfp_flags. */
+static __always_inline void stream_percpu_alloc(__u64 *ctx, struct event_ctx *ev,
+						bool atomic_fetch, bool full, __u64 site,
+						__u64 ptr, __u64 size, __u64 alloc)
+{
+	struct kmt_rec_percpu_alloc *rec = reserve(ev, sizeof(*rec));
+	__u8 flags;
+
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_PERCPU, sizeof(*rec), atomic_fetch,
+		  site, ptr);
+	fill_alloc(&rec->alloc, size, alloc, full ? ARG(ctx, 9) : 0, -1);
+	fill_context(&rec->time, &rec->task, ev);
+	flags = (full ? ARG(ctx, 1) : ARG(ctx, 0)) ? KMT_PERCPU_RESERVED : 0;
+	flags |= (full ? ARG(ctx, 2) : ARG(ctx, 1)) ? KMT_PERCPU_ATOMIC : 0;
+	flags |= full ? 0 : KMT_PERCPU_COMPUTED;
+	fill_percpu(&rec->percpu, flags, full ? arg_number(ctx, 5) : arg_number(ctx, 4),
+		    full ? ARG(ctx, 6) : ARG(ctx, 5), full ? ARG(ctx, 4) : ARG(ctx, 3));
+	submit(ev, rec);
+}
+
+static __always_inline void stream_percpu_free(__u64 *ctx, struct event_ctx *ev,
+					       bool atomic_fetch, __u64 ptr)
+{
+	struct kmt_rec_percpu_free *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	/* The event has no call site. */
+	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_PERCPU, sizeof(*rec), atomic_fetch, 0,
+		  ptr);
+	fill_context(&rec->time, &rec->task, ev);
+	fill_percpu(&rec->percpu, 0, arg_number(ctx, 0), ARG(ctx, 1), 0);
+	submit(ev, rec);
+}
+
 #endif /* KMEMSNOOP_STREAM_BPF_H */

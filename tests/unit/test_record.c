@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Record decoding: the kmemtrace layout byte by byte, features skipped by
- * size, corrupt and truncated records, sequence wraparound; and the pfn
+ * size, corrupt and truncated records, sequence wraparound; percpu records
+ * and their text as each kernel prints the event; and the pfn
  * calibration's choice of struct page base.
  */
 #include <string.h>
 
+#include "gfp.h"
 #include "kmemsnoop.h"
 #include "pfn.h"
 #include "record.h"
+#include "text.h"
 #include "unit.h"
 
 /* Builds a record by hand, at explicit offsets, as another writer would. */
@@ -125,6 +128,70 @@ static void test_bpf_struct_layout(struct unit *u)
 	CHECK(&c, ev.seq_num == -5 && ev.timestamp == 77 && ev.tid == 8);
 	CHECK_STR(&c, kmt_event_name(&ev), "kmem_cache_free");
 	unit_end(&c);
+}
+
+static void percpu_context(struct kmt_feat_time *time, struct kmt_feat_task *task)
+{
+	*time = (struct kmt_feat_time){ .size = sizeof(*time), .id = KMT_FEAT_TIME, .cpu = 1,
+					.timestamp = 12941154269000ULL };
+	*task = (struct kmt_feat_task){ .size = sizeof(*task), .id = KMT_FEAT_TASK, .pid = 9,
+					.tid = 9 };
+	strcpy(task->comm, "workload");
+}
+
+/* The kernel's percpu events: with call site, bytes and gfp (5.19+), and
+ * without (the record says KMT_PERCPU_COMPUTED); the free. */
+static void test_percpu_records(struct unit *u)
+{
+	struct gfp_names *gfp = gfp_names_new(NULL);
+	struct text_sink sink = { .gfp = gfp };
+	struct kmt_rec_percpu_alloc a = {};
+	struct kmt_rec_percpu_free f = {};
+	struct unit_case c;
+	struct kmt_event ev;
+	char line[512];
+
+	unit_begin(&c, u, "record_percpu");
+	a.core = (struct kmt_core){ .event_id = KMT_EVENT_ALLOC, .type_id = KMT_TYPE_PERCPU,
+				    .event_size = sizeof(a), .call_site = 0xffffffff81234567ULL,
+				    .ptr = 0x60795bb07a40ULL };
+	a.alloc = (struct kmt_alloc){ .bytes_req = 64, .bytes_alloc = 256, .gfp_flags = 0xcc0,
+				      .numa_node = -1 };
+	percpu_context(&a.time, &a.task);
+	a.percpu = (struct kmt_feat_percpu){ .size = sizeof(a.percpu), .id = KMT_FEAT_PERCPU,
+					     .flags = KMT_PERCPU_ATOMIC, .off = 59968,
+					     .base_addr = 0xffffe8ffffc00000ULL, .align = 8 };
+	CHECK_U64(&c, kmt_decode(&a, sizeof(a), &ev), KMT_OK);
+	CHECK(&c, ev.has_alloc && ev.has_percpu);
+	CHECK(&c, ev.percpu_off == 59968 && ev.percpu_align == 8);
+	CHECK_U64(&c, ev.percpu_base, 0xffffe8ffffc00000ULL);
+	CHECK_STR(&c, kmt_event_name(&ev), "percpu_alloc_percpu");
+	text_format_event(&sink, &ev, line, sizeof(line));
+	CHECK_STR(&c, line, "        workload-9       [001] 12941.154269: percpu_alloc_percpu: "
+			    "call_site=0xffffffff81234567 reserved=0 is_atomic=1 size=64 align=8 "
+			    "base_addr=ffffe8ffffc00000 off=59968 ptr=000060795bb07a40 "
+			    "bytes_alloc=256 gfp_flags=GFP_KERNEL\n");
+
+	a.percpu.flags = KMT_PERCPU_RESERVED | KMT_PERCPU_COMPUTED;
+	CHECK_U64(&c, kmt_decode(&a, sizeof(a), &ev), KMT_OK);
+	text_format_event(&sink, &ev, line, sizeof(line));
+	CHECK_STR(&c, line, "        workload-9       [001] 12941.154269: percpu_alloc_percpu: "
+			    "reserved=1 is_atomic=0 size=64 align=8 base_addr=ffffe8ffffc00000 "
+			    "off=59968 ptr=000060795bb07a40\n");
+
+	f.core = (struct kmt_core){ .event_id = KMT_EVENT_FREE, .type_id = KMT_TYPE_PERCPU,
+				    .event_size = sizeof(f), .ptr = 0x60795bb07a40ULL };
+	percpu_context(&f.time, &f.task);
+	f.percpu = (struct kmt_feat_percpu){ .size = sizeof(f.percpu), .id = KMT_FEAT_PERCPU,
+					     .off = -8, .base_addr = 0xffffe8ffffc00000ULL };
+	CHECK_U64(&c, kmt_decode(&f, sizeof(f), &ev), KMT_OK);
+	CHECK(&c, !ev.has_alloc && ev.has_percpu && ev.percpu_off == -8);
+	CHECK_STR(&c, kmt_event_name(&ev), "percpu_free_percpu");
+	text_format_event(&sink, &ev, line, sizeof(line));
+	CHECK_STR(&c, line, "        workload-9       [001] 12941.154269: percpu_free_percpu: "
+			    "base_addr=ffffe8ffffc00000 off=-8 ptr=000060795bb07a40\n");
+	unit_end(&c);
+	gfp_names_free(gfp);
 }
 
 static void test_unknown_feature_skipped(struct unit *u)
@@ -250,6 +317,7 @@ void test_record(struct unit *u)
 {
 	test_kmalloc_record(u);
 	test_bpf_struct_layout(u);
+	test_percpu_records(u);
 	test_unknown_feature_skipped(u);
 	test_abi1_record(u);
 	test_corrupt_records(u);
