@@ -273,6 +273,7 @@ static void exporter_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 
 	hist_setup_maps(skel, s->env, s->ncpus, EXPORTER_KINDS);
 	allocinfo_configure(s->env, skel, s->kf.atomic_fetch);
+	allocinfo_count_areas(exporter_of(m)->ai, session_class_traced(s, EV_VMALLOC));
 }
 
 static int exporter_start(struct mode *m)

@@ -36,6 +36,7 @@ static const char *const event_names[KMT_HIST_TYPES] = {
 	[KMT_TYPE_KMALLOC] = "kmalloc",
 	[KMT_TYPE_CACHE] = "kmem_cache_alloc",
 	[KMT_TYPE_PAGES] = "mm_page_alloc",
+	[KMT_TYPE_VMALLOC] = "vmalloc",
 };
 
 __u64 hist_total(const __u64 per_type[KMT_HIST_TYPES])

@@ -89,6 +89,29 @@ static void put_page(struct json_out *j, const struct kmt_event *ev)
 	put_gfp(j, ev->gfp_flags);
 }
 
+/* vmalloc and vfree: the text line's fields; "area": seen through the
+ * vmap_area tracepoints (size with the guard page). */
+static void put_vmalloc(struct json_out *j, const struct kmt_event *ev)
+{
+	char sym[512];
+
+	if (j->ksyms)
+		ksyms_format(j->ksyms, ev->call_site, sym, sizeof(sym));
+	else
+		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)ev->call_site);
+	fputs(",\"call_site\":", j->out);
+	json_put_string(j->out, sym);
+	fprintf(j->out, ",\"call_site_addr\":\"0x%llx\",\"ptr\":\"0x%016llx\",\"area\":%s",
+		(unsigned long long)ev->call_site, (unsigned long long)ev->ptr,
+		ev->vmalloc_flags & KMT_VMALLOC_AREA ? "true" : "false");
+	if (!ev->has_alloc)
+		return;
+	fprintf(j->out, ",\"size\":%llu,\"bytes_alloc\":%llu", (unsigned long long)ev->bytes_req,
+		(unsigned long long)ev->bytes_alloc);
+	put_gfp(j, ev->gfp_flags);
+	fprintf(j->out, ",\"node\":%d", ev->numa_node);
+}
+
 /* The text line's fields in its order: task, tid, cpu, time, event, body. */
 static void put_event(struct json_out *j, const struct kmt_event *ev)
 {
@@ -104,6 +127,8 @@ static void put_event(struct json_out *j, const struct kmt_event *ev)
 	fprintf(j->out, ",\"seq\":%d", ev->seq_num);
 	if (ev->type_id == KMT_TYPE_PAGES)
 		put_page(j, ev);
+	else if (ev->type_id == KMT_TYPE_VMALLOC)
+		put_vmalloc(j, ev);
 	else
 		put_slab(j, ev);
 	fputs("}\n", j->out);

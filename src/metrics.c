@@ -67,12 +67,14 @@ static const char *const alloc_event[KMT_HIST_TYPES] = {
 	[KMT_TYPE_KMALLOC] = "kmalloc",
 	[KMT_TYPE_CACHE] = "kmem_cache_alloc",
 	[KMT_TYPE_PAGES] = "mm_page_alloc",
+	[KMT_TYPE_VMALLOC] = "vmalloc",
 };
 
 static const char *const free_event[KMT_HIST_TYPES] = {
 	[KMT_TYPE_KMALLOC] = "kfree",
 	[KMT_TYPE_CACHE] = "kmem_cache_free",
 	[KMT_TYPE_PAGES] = "mm_page_free",
+	[KMT_TYPE_VMALLOC] = "vfree",
 };
 
 struct metrics *metrics_new(const struct metrics_config *cfg)

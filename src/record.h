@@ -40,6 +40,9 @@ struct kmt_event {
 	__u8 order;
 	__s32 migratetype;
 	__u64 pfn;
+
+	bool has_vmalloc;
+	__u8 vmalloc_flags; /* KMT_VMALLOC_* */
 };
 
 enum kmt_decode_status {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The table of event sources: see sources.h. */
+#include <stddef.h>
+
 #include "kmemsnoop.h"
 #include "sources.h"
 
@@ -15,15 +17,39 @@ const struct event_source event_sources[SRC_COUNT] = {
 	[SRC_KMEM_CACHE_FREE] = { "kmem_cache_free", SOURCE_TRACEPOINT, ROLE_FREE, EV_CACHE },
 	[SRC_MM_PAGE_ALLOC] = { "mm_page_alloc", SOURCE_TRACEPOINT, ROLE_ALLOC, EV_PAGE },
 	[SRC_MM_PAGE_FREE] = { "mm_page_free", SOURCE_TRACEPOINT, ROLE_FREE, EV_PAGE },
+	/* The vmalloc core, with its caller as the ninth argument. */
+	[SRC_VMALLOC_NODE_RANGE] = { "vmalloc_node_range", SOURCE_FEXIT, ROLE_ALLOC, EV_VMALLOC,
+				     { "__vmalloc_node_range_noprof", "__vmalloc_node_range" }, 9,
+				     0 },
+	/* Where a trampoline cannot take nine: the wrapper most callers go
+	 * through, with the caller fifth (what calls the core directly,
+	 * module and BPF map areas among them, is missed). */
+	[SRC_VMALLOC_NODE] = { "vmalloc_node", SOURCE_FEXIT, ROLE_ALLOC, EV_VMALLOC,
+			       { "__vmalloc_node_noprof", "__vmalloc_node" }, 5,
+			       SOURCE_BIT(SRC_VMALLOC_NODE_RANGE) },
+	[SRC_VFREE] = { "vfree", SOURCE_FENTRY, ROLE_FREE, EV_VMALLOC, { "vfree" }, 1, 0 },
+	[SRC_VFREE_ATOMIC] = { "vfree_atomic", SOURCE_FENTRY, ROLE_FREE, EV_VMALLOC,
+			       { "vfree_atomic" }, 1, 0 },
+	/* Where fentry cannot attach (6.2+): every vmap area, vmalloc's and
+	 * vmap()'s, with the call site from a kernel stack. */
+	[SRC_ALLOC_VMAP_AREA] = { "alloc_vmap_area", SOURCE_TRACEPOINT, ROLE_ALLOC, EV_VMALLOC,
+				  { NULL }, 0,
+				  SOURCE_BIT(SRC_VMALLOC_NODE_RANGE) | SOURCE_BIT(SRC_VMALLOC_NODE) },
+	[SRC_FREE_VMAP_AREA_NOFLUSH] = { "free_vmap_area_noflush", SOURCE_TRACEPOINT, ROLE_FREE,
+					 EV_VMALLOC, { NULL }, 0,
+					 SOURCE_BIT(SRC_VMALLOC_NODE_RANGE) |
+						 SOURCE_BIT(SRC_VMALLOC_NODE) },
 };
 
 const struct event_class event_classes[] = {
 	[KMT_TYPE_KMALLOC] = { "kmalloc", EV_KMALLOC },
 	[KMT_TYPE_CACHE] = { "cache", EV_CACHE },
 	[KMT_TYPE_PAGES] = { "page", EV_PAGE },
+	[KMT_TYPE_VMALLOC] = { "vmalloc", EV_VMALLOC },
 };
 
 const int event_class_count = sizeof(event_classes) / sizeof(event_classes[0]);
 
+_Static_assert(SRC_COUNT <= 32, "SOURCE_BIT() fits an unsigned int");
 _Static_assert(sizeof(event_classes) / sizeof(event_classes[0]) == KMT_TYPE_COUNT,
 	       "one event class per allocation type");

@@ -21,6 +21,7 @@ enum kmt_event_class {
 	EV_KMALLOC = 1 << KMT_TYPE_KMALLOC,
 	EV_CACHE = 1 << KMT_TYPE_CACHE,
 	EV_PAGE = 1 << KMT_TYPE_PAGES,
+	EV_VMALLOC = 1 << KMT_TYPE_VMALLOC,
 	EV_ALL = (1 << KMT_TYPE_COUNT) - 1,
 };
 
@@ -147,6 +148,19 @@ struct kmt_stat_misc {
 	__u64 untracked_frees; /* frees of what was allocated before, or not traced */
 	__u64 replaced;        /* allocation at a pointer still tracked (a missed free) */
 	__u64 scratch[2];      /* a cache's address as a number, one per program */
+};
+
+/*
+ * vmalloc call sites taken from a kernel stack (vmalloc.bpf.h): the text
+ * of the vmalloc API's functions, which user space finds in kallsyms.
+ * The call site is the first frame after them.
+ */
+#define KMT_VM_RANGES 64
+#define KMT_VM_FRAMES 12
+
+struct kmt_text_range {
+	__u64 start;
+	__u64 end; /* exclusive */
 };
 
 /* Per-CPU loss counters, indexed by CPU (a BPF global array). */

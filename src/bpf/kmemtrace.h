@@ -43,12 +43,13 @@ enum kmt_type_id {
 	KMT_TYPE_KMALLOC = 0, /* kmalloc() / kfree() */
 	KMT_TYPE_CACHE = 1,   /* kmem_cache_alloc() / kmem_cache_free() */
 	KMT_TYPE_PAGES = 2,   /* page allocator */
+	KMT_TYPE_VMALLOC = 3, /* vmalloc areas: __vmalloc_node_range() / vfree() */
 	KMT_TYPE_COUNT        /* not a type: how many there are */
 };
 
-/* Version 4 type ids, reserved until their classes have sources:
- * vmalloc() / vfree(), and the percpu allocator. */
-#define KMT_TYPE_VMALLOC_ID 3
+/* Version 4 type ids: vmalloc's as the enum has it; the percpu
+ * allocator's, reserved until its class has sources. */
+#define KMT_TYPE_VMALLOC_ID KMT_TYPE_VMALLOC
 #define KMT_TYPE_PERCPU_ID 4
 
 /* Why a task record was written (its type id). */
@@ -242,6 +243,21 @@ struct kmt_rec_page_free {
 	struct kmt_feat_page page;
 } KMT_PACKED;
 
+struct kmt_rec_vmalloc {
+	struct kmt_core core;
+	struct kmt_alloc alloc;
+	struct kmt_feat_time time;
+	struct kmt_feat_task task;
+	struct kmt_feat_vmalloc vmalloc;
+} KMT_PACKED;
+
+struct kmt_rec_vfree {
+	struct kmt_core core;
+	struct kmt_feat_time time;
+	struct kmt_feat_task task;
+	struct kmt_feat_vmalloc vmalloc;
+} KMT_PACKED;
+
 /* docs/ABI.md documents these sizes and offsets: keep them in step. */
 _Static_assert(sizeof(struct kmt_core) == 24, "kmemtrace core is 24 bytes");
 _Static_assert(sizeof(struct kmt_alloc) == 24, "kmemtrace alloc stats are 24 bytes");
@@ -261,5 +277,7 @@ _Static_assert(sizeof(struct kmt_rec_page_alloc) == 112, "mm_page_alloc record")
 _Static_assert(sizeof(struct kmt_rec_kfree) == 72, "kfree record");
 _Static_assert(sizeof(struct kmt_rec_cache_free) == 112, "kmem_cache_free record");
 _Static_assert(sizeof(struct kmt_rec_page_free) == 88, "mm_page_free record");
+_Static_assert(sizeof(struct kmt_rec_vmalloc) == 104, "vmalloc record");
+_Static_assert(sizeof(struct kmt_rec_vfree) == 80, "vfree record");
 
 #endif /* KMEMSNOOP_KMEMTRACE_H */
