@@ -10,6 +10,10 @@
 
 #include "fentry.h"
 
+/* The kernel's ENOTSUPP, which user space has no name for: what the
+ * trampoline says of a prototype it cannot take. */
+#define ENOTSUPP_KERNEL 524
+
 /* The function's prototype from BTF, or NULL. */
 static const struct btf_type *func_proto(const struct btf *btf, const char *func)
 {
@@ -78,10 +82,12 @@ const char *fentry_choose(const struct btf *vmlinux, const struct event_source *
 		if (!err)
 			return func;
 		if (err == -EPERM || err == -EACCES)
-			snprintf(why, why_size, "this kernel refuses fentry/fexit (%s)", strerror(-err));
+			snprintf(why, why_size, "this kernel refuses fentry/fexit: %s", strerror(-err));
+		else if (err == -ENOTSUPP_KERNEL)
+			snprintf(why, why_size, "%s: a trampoline here does not take its %d arguments",
+				 func, nargs);
 		else
-			snprintf(why, why_size, "%s: %s%s", func, strerror(-err),
-				 nargs > 6 ? " (a trampoline here takes fewer arguments)" : "");
+			snprintf(why, why_size, "%s: %s", func, strerror(-err));
 		if (err == -EPERM || err == -EACCES)
 			return NULL; /* the same for every function */
 	}

@@ -276,11 +276,10 @@ static void choose_functions(struct session *s)
 				"seen\n", s->funcs[SRC_VMALLOC_NODE], why);
 	else if (s->kf.has_source[SRC_ALLOC_VMAP_AREA])
 		fprintf(stderr, "kmemsnoop: vmalloc through the vmap_area tracepoints (%s): "
-				"sizes include the guard page, call sites come from a kernel stack; "
-				"bulk objects are not seen\n", why);
+				"sizes include the guard page, call sites come from a kernel stack\n", why);
 	else
 		fprintf(stderr, "kmemsnoop: vmalloc is not traced (%s; no vmap_area "
-				"tracepoints); bulk objects are not seen\n", why);
+				"tracepoints)\n", why);
 }
 
 /* Forgets the fentry/fexit sources: their programs would not load. */
@@ -493,8 +492,9 @@ static int load_with_fallback(struct session *s)
 		return session_fail(s, "%s", first_err);
 	if (load_tracepoints(s))
 		return -1;
-	fprintf(stderr, "kmemsnoop: without the fentry/fexit programs (%s): vmalloc and bulk "
-			"objects are not seen\n", first_err);
+	fprintf(stderr, "kmemsnoop: without the fentry/fexit programs (%s): vmalloc %s\n",
+		first_err, session_source_wanted(s, SRC_ALLOC_VMAP_AREA) ?
+				   "through the vmap_area tracepoints" : "is not traced");
 	return 0;
 }
 

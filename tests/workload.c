@@ -144,6 +144,7 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
 #include <sys/types.h>
@@ -365,9 +366,13 @@ static void do_msg_hold(long size, long count)
 
 static void do_bpfarray_hold(long kib)
 {
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	union bpf_attr attr;
 	int fd;
 
+	/* Before 5.11 BPF maps are charged to RLIMIT_MEMLOCK (64 KiB in the
+	 * VMs' busybox), not to the memory cgroup. */
+	setrlimit(RLIMIT_MEMLOCK, &unlimited);
 	memset(&attr, 0, sizeof(attr));
 	attr.map_type = BPF_MAP_TYPE_ARRAY;
 	attr.key_size = 4;
