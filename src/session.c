@@ -257,9 +257,15 @@ static void choose_functions(struct session *s)
 	for (int src = 0; src < SRC_COUNT; src++) {
 		const struct event_source *es = &event_sources[src];
 
+		bool covered = false;
+
 		if (!is_function(src) || !class_wanted(s, es))
 			continue;
 		wanted = true;
+		for (int alt = 0; alt < src; alt++)
+			covered |= (es->unless & SOURCE_BIT(alt)) && s->kf.has_source[alt];
+		if (covered)
+			continue; /* an earlier row serves instead */
 		s->funcs[src] = fentry_choose(s->vmlinux, es, row_why, sizeof(row_why));
 		s->kf.has_source[src] = s->funcs[src] != NULL;
 		if (!s->funcs[src] && !why[0])

@@ -270,17 +270,22 @@ static __always_inline __u64 page_round(__u64 bytes)
 	return (bytes + page_size - 1) & ~((__u64)page_size - 1);
 }
 
-/* __vmalloc_node_range(size, align, start, end, gfp, prot, vm_flags, node, caller) */
+/*
+ * __vmalloc_node_range(size, align, start, end, gfp, prot, vm_flags, node, caller)
+ * The caller, the returned area and vfree's address are void pointers,
+ * which the verifier lets a tracing program read only since 6.16: read as
+ * numbers through a helper (arg_number), as a page pointer is.
+ */
 static __always_inline int on_vmalloc_node_range(__u64 *ctx, bool atomic_fetch, bool btf)
 {
-	return on_vmalloc(ctx, atomic_fetch, ARG(ctx, 8), ARG(ctx, 9), ARG(ctx, 0),
+	return on_vmalloc(ctx, atomic_fetch, arg_number(ctx, 8), arg_number(ctx, 9), ARG(ctx, 0),
 			  page_round(ARG(ctx, 0)), ARG(ctx, 4), ARG(ctx, 7), 0);
 }
 
 /* __vmalloc_node(size, align, gfp, node, caller) */
 static __always_inline int on_vmalloc_node(__u64 *ctx, bool atomic_fetch, bool btf)
 {
-	return on_vmalloc(ctx, atomic_fetch, ARG(ctx, 4), ARG(ctx, 5), ARG(ctx, 0),
+	return on_vmalloc(ctx, atomic_fetch, arg_number(ctx, 4), arg_number(ctx, 5), ARG(ctx, 0),
 			  page_round(ARG(ctx, 0)), ARG(ctx, 2), ARG(ctx, 3), 0);
 }
 
@@ -315,7 +320,7 @@ static __always_inline int on_vfree_ptr(void *ctx, bool atomic_fetch, __u64 ptr,
 /* vfree(addr), vfree_atomic(addr) */
 static __always_inline int on_vfree(__u64 *ctx, bool atomic_fetch, bool btf)
 {
-	return on_vfree_ptr(ctx, atomic_fetch, ARG(ctx, 0), 0);
+	return on_vfree_ptr(ctx, atomic_fetch, arg_number(ctx, 0), 0);
 }
 
 /* free_vmap_area_noflush(va_start, nr_lazy, nr_lazy_max) */
