@@ -270,6 +270,11 @@ static void choose_functions(struct session *s)
 		s->kf.has_source[src] = s->funcs[src] != NULL;
 		if (!s->funcs[src] && !why[0])
 			memcpy(why, row_why, sizeof(why));
+		/* The allocations traced without their frees: say it. */
+		if (!s->funcs[src] && es->role == ROLE_FREE &&
+		    (s->kf.has_source[SRC_VMALLOC_NODE_RANGE] || s->kf.has_source[SRC_VMALLOC_NODE]))
+			fprintf(stderr, "kmemsnoop: %s is not traced (%s): the vmalloc areas it "
+					"frees stay outstanding for --allocinfo\n", es->name, row_why);
 		if (s->funcs[src] && s->env->verbose)
 			fprintf(stderr, "kmemsnoop: %s through %s %s\n", es->name, s->funcs[src],
 				es->kind == SOURCE_FEXIT ? "(fexit)" : "(fentry)");

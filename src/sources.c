@@ -31,7 +31,11 @@ const struct event_source event_sources[SRC_COUNT] = {
 	[SRC_VMALLOC_NODE] = { "vmalloc_node", SOURCE_FEXIT, ROLE_ALLOC, EV_VMALLOC,
 			       { "__vmalloc_node_noprof", "__vmalloc_node" }, 5,
 			       SOURCE_BIT(SRC_VMALLOC_NODE_RANGE) },
-	[SRC_VFREE] = { "vfree", SOURCE_FENTRY, ROLE_FREE, EV_VMALLOC, { "vfree" }, 1, 0 },
+	/* remove_vm_area() where BTF lacks vfree (a compiler clone, vfree.part.0,
+	 * can leave it out): vfree calls it, and so does vunmap, whose areas
+	 * were never vmalloc's (frees of untracked memory, for --allocinfo). */
+	[SRC_VFREE] = { "vfree", SOURCE_FENTRY, ROLE_FREE, EV_VMALLOC,
+			{ "vfree", "remove_vm_area" }, 1, 0 },
 	[SRC_VFREE_ATOMIC] = { "vfree_atomic", SOURCE_FENTRY, ROLE_FREE, EV_VMALLOC,
 			       { "vfree_atomic" }, 1, 0 },
 	/* Where fentry cannot attach (6.2+): every vmap area, vmalloc's and

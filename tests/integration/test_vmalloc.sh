@@ -67,8 +67,10 @@ if ! hold t -e vmalloc; then
 fi
 finish_run t
 err=$(ks_err kt)
-# Which path, for the log: kmemsnoop's lines about vmalloc and fentry.
-grep -E 'vmalloc|fentry' "$err" | sed 's/^/# /'
+# Which path, for the log: kmemsnoop's lines about vmalloc and fentry,
+# and the functions it chose.
+grep -E 'vmalloc|fentry|vfree' "$err" | sed 's/^/# /'
+"$KMEMSNOOP" -v -e vmalloc -d 0.1 2>&1 >/dev/null | grep -E ' through | not traced' | sed 's/^/# -v: /'
 if grep -q 'without the fentry/fexit programs' "$err"; then
 	"$KMEMSNOOP" -v -e vmalloc -d 1 2>&1 >/dev/null | grep -vE '^libbpf: (map|prog|elf|sec|CO-RE)' |
 		tail -40 | sed 's/^/# -v: /'
