@@ -110,6 +110,7 @@ size_ok() {
 }
 
 lines=$(big_lines "$(ks_out kt)")
+echo "$lines" | sed 's/^/# line: /'
 n=$(echo "$lines" | grep -cE "$PATTERN")
 [ "$n" = 1 ] && [ "$(echo "$lines" | grep -c .)" = 1 ] && size_ok "$lines"
 check $? vmalloc.text "want one line matching '$PATTERN' (size in ($K, $((K + PAGE_SIZE))] from fexit); got: ${lines:-none}" "$(ks_err kt)"
