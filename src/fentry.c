@@ -28,15 +28,15 @@ static const struct btf_type *func_proto(const struct btf *btf, const char *func
 }
 
 /*
- * Loads and attaches  r2 = *(u64 *)(r1 + 8 * arg); r0 = 0  on func: the
- * verifier checks the argument against the prototype, the attach builds
- * the trampoline (where the argument count is refused).  0 or -errno.
+ * Loads and attaches  r0 = 0  on func: the load checks the prototype (too
+ * many arguments before 5.x's limit was raised), the attach builds the
+ * trampoline (where the argument count is refused).  The arguments are
+ * not read: a void * one is refused to a direct read before 6.16, and the
+ * programs read those through a helper.  0 or -errno.
  */
-static int probe(const struct btf *btf, const char *func, enum bpf_attach_type type, int arg)
+static int probe(const struct btf *btf, const char *func, enum bpf_attach_type type)
 {
 	const struct bpf_insn insns[] = {
-		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1,
-		  .off = (short)(8 * arg) },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
@@ -77,18 +77,17 @@ const char *fentry_choose(const struct btf *vmlinux, const struct event_source *
 			snprintf(why, why_size, "%s has %d arguments, not %d", func, nargs, es->args);
 			continue;
 		}
-		err = probe(vmlinux, func, exit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
-			    exit ? nargs : es->args - 1);
+		err = probe(vmlinux, func, exit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY);
 		if (!err)
 			return func;
-		if (err == -EPERM || err == -EACCES)
+		if (err == -EPERM)
 			snprintf(why, why_size, "this kernel refuses fentry/fexit: %s", strerror(-err));
 		else if (err == -ENOTSUPP_KERNEL)
 			snprintf(why, why_size, "%s: a trampoline here does not take its %d arguments",
 				 func, nargs);
 		else
 			snprintf(why, why_size, "%s: %s", func, strerror(-err));
-		if (err == -EPERM || err == -EACCES)
+		if (err == -EPERM)
 			return NULL; /* the same for every function */
 	}
 	return NULL;
