@@ -44,6 +44,7 @@ struct allocinfo {
 	struct kmemsnoop_bpf *skel; /* of the reading in progress */
 	bool symbols_fresh; /* kallsyms read again since the programs loaded */
 	struct pprof *pprof; /* --pprof, else NULL */
+	bool areas; /* vmalloc areas counted: their pages are not (allocinfo_count_areas) */
 };
 
 /* --- set-up --------------------------------------------------------------------- */
@@ -158,6 +159,11 @@ void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool
 					(env->ai_stacks ? KMT_AI_MAX_FRAMES : KMT_AI_PAGE_FRAMES) *
 						sizeof(__u64));
 	}
+}
+
+void allocinfo_count_areas(struct allocinfo *ai, bool areas)
+{
+	ai->areas = areas;
 }
 
 /* --- site keys to text ---------------------------------------------------------- */
@@ -333,6 +339,20 @@ static int read_counts(const struct allocinfo *ai, struct kmemsnoop_bpf *skel, _
 	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.ai_counts), &idx, per_cpu);
 }
 
+/*
+ * A page that vmalloc allocated for an area: the area is counted under
+ * its caller, with the size of its pages, as /proc/allocinfo charges the
+ * pages to the caller's tag.
+ */
+static bool vmalloc_page(struct allocinfo *ai, __u32 id)
+{
+	unsigned long long ips[KMT_AI_MAX_FRAMES];
+	int depth = read_stack(ai->skel, id, ips,
+			       ai->env->ai_stacks ? KMT_AI_MAX_FRAMES : KMT_AI_PAGE_FRAMES);
+
+	return alloctag_vmalloc_page(ai->tags, ips, depth);
+}
+
 /* Every site key and its counts, summed over the CPUs, into the table. */
 static int read_rows(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
 {
@@ -353,6 +373,8 @@ static int read_rows(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
 		prev = &key;
 		if (read_counts(ai, skel, key, per_cpu))
 			continue;
+		if (ai->areas && key < KMT_AI_STACK_KEY_LIMIT && vmalloc_page(ai, (__u32)key))
+			continue; /* in its vmalloc area's count */
 		for (int cpu = 0; cpu < ai->ncpus; cpu++) {
 			v[PPROF_INUSE_SPACE] += per_cpu[cpu].bytes;
 			v[PPROF_INUSE_OBJECTS] += per_cpu[cpu].calls;
@@ -504,14 +526,17 @@ static void allocinfo_wants(const struct mode *m, struct bpf_wants *w)
 	/* kfree() frees slab cache objects too: either free serves both. */
 	if (env->events & (EV_KMALLOC | EV_CACHE))
 		w->free_classes |= EV_KMALLOC | EV_CACHE;
-	w->free_classes |= env->events & (EV_PAGE | EV_PERCPU);
+	w->free_classes |= env->events & (EV_PAGE | EV_PERCPU | EV_VMALLOC);
 }
 
 static void allocinfo_mode_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 {
+	struct allocinfo_mode *am = (struct allocinfo_mode *)m;
+
 	allocinfo_configure(m->session->env, skel, m->session->kf.atomic_fetch);
 	if (m->session->env->events & EV_PERCPU)
 		allocinfo_configure_percpu(skel, session_ksyms(m->session));
+	allocinfo_count_areas(am->ai, session_class_traced(m->session, EV_VMALLOC));
 }
 
 /* --json: each row of the table, as an element of "rows". */

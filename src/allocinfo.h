@@ -31,6 +31,10 @@ void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool
 /* Where the percpu allocator's wrappers are (kallsyms; NULL: unknown). */
 void allocinfo_configure_percpu(struct kmemsnoop_bpf *skel, struct ksyms *ks);
 
+/* vmalloc areas are counted (their own records): the page allocations
+ * vmalloc makes for them are then left out of the table. */
+void allocinfo_count_areas(struct allocinfo *ai, bool areas);
+
 /*
  * Reads the maps and prints the table to out.  misses: events BPF
  * skipped (recursion_misses), shown because they make the totals inexact.

@@ -11,6 +11,7 @@
  * KASLR offset: the runtime _text (kallsyms) minus vmlinux's _text.
  */
 #include "alloctag.h"
+#include "vmcallers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -370,6 +371,17 @@ int alloctag_call_frame(struct alloctag *t, const unsigned long long *ips, int n
 	while (i < n && alloctag_is_allocator(name_at(t, ips[i])))
 		i++;
 	return i;
+}
+
+bool alloctag_vmalloc_page(struct alloctag *t, const unsigned long long *ips, int n)
+{
+	int i = alloctag_first_frame(t, ips, n), first = i;
+	const char *name;
+
+	while (i < n && (name = name_at(t, ips[i])) && alloctag_is_allocator(name) &&
+	       !vmcallers_is_api(name))
+		i++;
+	return i > first && i < n && (name = name_at(t, ips[i])) && vmcallers_is_api(name);
 }
 
 size_t alloctag_frame(struct alloctag *t, unsigned long long addr, char *buf, size_t size)

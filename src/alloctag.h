@@ -40,6 +40,10 @@ size_t alloctag_site(struct alloctag *t, unsigned long long addr, char *buf, siz
 int alloctag_first_frame(struct alloctag *t, const unsigned long long *ips, int n);
 int alloctag_call_frame(struct alloctag *t, const unsigned long long *ips, int n);
 
+/* Is this the stack of a page allocation that vmalloc makes for an area
+ * (the page allocator's frames, then the vmalloc API's)? */
+bool alloctag_vmalloc_page(struct alloctag *t, const unsigned long long *ips, int n);
+
 /* A frame of --stacks: "func+0xoff/0xsize [module]", and " (file:line)" with DWARF. */
 size_t alloctag_frame(struct alloctag *t, unsigned long long addr, char *buf, size_t size);
 /* A frame of --folded: the function name ("func" or "func [module]"). */

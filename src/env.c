@@ -187,7 +187,7 @@ static bool opt_events(struct parse *p, const char *arg)
 {
 	p->events_set = true;
 	return parse_events(arg, &p->env->events) ||
-	       bad(p, "invalid event list '%s': use kmalloc, cache, page, percpu", arg);
+	       bad(p, "invalid event list '%s': use kmalloc, cache, page, vmalloc, percpu", arg);
 }
 
 static bool opt_min_size(struct parse *p, const char *arg)
@@ -474,8 +474,8 @@ static const struct opt_spec options[] = {
 	  "/sys/fs/cgroup/system.slice/NAME.scope)", opt_cgroup, 0 },
 	{ "events", 'e', required_argument, "=LIST", GROUP_FILTER,
 	  "event classes, comma separated: kmalloc (kmalloc, kfree), cache (kmem_cache_alloc, "
-	  "kmem_cache_free), page (mm_page_alloc, mm_page_free), percpu (percpu_alloc_percpu, "
-	  "percpu_free_percpu); default: all", opt_events, 0 },
+	  "kmem_cache_free), page (mm_page_alloc, mm_page_free), vmalloc (vmalloc, vfree), "
+	  "percpu (percpu_alloc_percpu, percpu_free_percpu); default: all", opt_events, 0 },
 	{ "min-size", LONG_ONLY(0), required_argument, "=BYTES", GROUP_FILTER,
 	  "only allocations of at least BYTES requested (pages: PAGE_SIZE << order), and the "
 	  "frees of those", opt_min_size, FLAG(size_filter) },
@@ -650,6 +650,11 @@ static const char usage_tail[] =
 	"(no BPF atomic fetch-add); before 5.19, percpu_alloc_percpu lines have no\n"
 	"call_site=, bytes_alloc= or gfp_flags= (the event's fields then), and the bytes\n"
 	"are counted as size x possible CPUs.\n"
+	"vmalloc areas are traced through fentry/fexit: where the kernel refuses it,\n"
+	"through its vmap_area tracepoints (6.2+: the area's size with its guard page,\n"
+	"the call site from a kernel stack); where a trampoline takes fewer than nine\n"
+	"arguments (x86-64 before 6.6, arm64 at eight), through __vmalloc_node only,\n"
+	"which direct callers of the vmalloc core bypass. kmemsnoop says so at start.\n"
 	"--hist counts successful allocations by size; frees are counted but not sized\n"
 	"(kfree does not say how much it frees; kfree(NULL) is not counted). Failed\n"
 	"allocations, allocations whose key did not fit in the key table (untracked) and\n"

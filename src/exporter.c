@@ -275,6 +275,7 @@ static void exporter_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	allocinfo_configure(s->env, skel, s->kf.atomic_fetch);
 	if (s->env->events & EV_PERCPU)
 		allocinfo_configure_percpu(skel, session_ksyms(s));
+	allocinfo_count_areas(exporter_of(m)->ai, session_class_traced(s, EV_VMALLOC));
 }
 
 static int exporter_start(struct mode *m)

@@ -52,18 +52,24 @@ static void put_gfp(struct json_out *j, __u32 flags)
 	json_put_string(j->out, buf);
 }
 
-static void put_slab(struct json_out *j, const struct kmt_event *ev)
+/* "call_site" (its symbol) and "call_site_addr". */
+static void put_call_site(struct json_out *j, __u64 call_site)
 {
 	char sym[SYMBOL_MAX];
 
 	if (j->ksyms)
-		ksyms_format(j->ksyms, ev->call_site, sym, sizeof(sym));
+		ksyms_format(j->ksyms, call_site, sym, sizeof(sym));
 	else
-		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)ev->call_site);
+		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)call_site);
 	fputs(",\"call_site\":", j->out);
 	json_put_string(j->out, sym);
-	fprintf(j->out, ",\"call_site_addr\":\"0x%llx\",\"ptr\":\"0x%016llx\"",
-		(unsigned long long)ev->call_site, (unsigned long long)ev->ptr);
+	fprintf(j->out, ",\"call_site_addr\":\"0x%llx\"", (unsigned long long)call_site);
+}
+
+static void put_slab(struct json_out *j, const struct kmt_event *ev)
+{
+	put_call_site(j, ev->call_site);
+	fprintf(j->out, ",\"ptr\":\"0x%016llx\"", (unsigned long long)ev->ptr);
 	if (ev->has_cache && !(ev->cache_flags & KMT_CACHE_NO_NAME)) {
 		fputs(",\"name\":", j->out);
 		json_put_string(j->out, ev->cache_name);
@@ -95,17 +101,9 @@ static void put_percpu(struct json_out *j, const struct kmt_event *ev)
 {
 	__u8 flags = ev->has_percpu ? ev->percpu_flags : 0;
 	bool full = !(flags & KMT_PERCPU_COMPUTED);
-	char sym[SYMBOL_MAX];
 
-	if (ev->has_alloc && full) {
-		if (j->ksyms)
-			ksyms_format(j->ksyms, ev->call_site, sym, sizeof(sym));
-		else
-			snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)ev->call_site);
-		fputs(",\"call_site\":", j->out);
-		json_put_string(j->out, sym);
-		fprintf(j->out, ",\"call_site_addr\":\"0x%llx\"", (unsigned long long)ev->call_site);
-	}
+	if (ev->has_alloc && full)
+		put_call_site(j, ev->call_site);
 	if (ev->has_alloc)
 		fprintf(j->out, ",\"reserved\":%d,\"is_atomic\":%d,\"size\":%llu,\"align\":%llu",
 			!!(flags & KMT_PERCPU_RESERVED), !!(flags & KMT_PERCPU_ATOMIC),
@@ -121,6 +119,21 @@ static void put_percpu(struct json_out *j, const struct kmt_event *ev)
 		put_gfp(j, ev->gfp_flags);
 	else
 		fputs(",\"bytes_alloc_computed\":true", j->out);
+}
+
+/* vmalloc and vfree: the text line's fields; "area": seen through the
+ * vmap_area tracepoints (size with the guard page). */
+static void put_vmalloc(struct json_out *j, const struct kmt_event *ev)
+{
+	put_call_site(j, ev->call_site);
+	fprintf(j->out, ",\"ptr\":\"0x%016llx\",\"area\":%s", (unsigned long long)ev->ptr,
+		ev->vmalloc_flags & KMT_VMALLOC_AREA ? "true" : "false");
+	if (!ev->has_alloc)
+		return;
+	fprintf(j->out, ",\"size\":%llu,\"bytes_alloc\":%llu", (unsigned long long)ev->bytes_req,
+		(unsigned long long)ev->bytes_alloc);
+	put_gfp(j, ev->gfp_flags);
+	fprintf(j->out, ",\"node\":%d", ev->numa_node);
 }
 
 /* The text line's fields in its order: task, tid, cpu, time, event, body. */
@@ -140,6 +153,8 @@ static void put_event(struct json_out *j, const struct kmt_event *ev)
 		put_page(j, ev);
 	else if (ev->type_id == KMT_TYPE_PERCPU)
 		put_percpu(j, ev);
+	else if (ev->type_id == KMT_TYPE_VMALLOC)
+		put_vmalloc(j, ev);
 	else
 		put_slab(j, ev);
 	fputs("}\n", j->out);

@@ -335,6 +335,11 @@ size_t ksyms_count(const struct ksyms *ks)
 	return ks ? ks->count : 0;
 }
 
+const struct ksym *ksyms_at(const struct ksyms *ks, size_t i)
+{
+	return ks && i < ks->count ? &ks->ents[i].sym : NULL;
+}
+
 /* Index of the last entry at or below addr, or count if there is none. */
 static size_t floor_index(const struct ksyms *ks, unsigned long long addr)
 {

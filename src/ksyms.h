@@ -27,6 +27,9 @@ struct ksyms *ksyms_load(const char *path);
 void ksyms_free(struct ksyms *ks);
 size_t ksyms_count(const struct ksyms *ks);
 
+/* Symbol i in address order (i < ksyms_count), or NULL. */
+const struct ksym *ksyms_at(const struct ksyms *ks, size_t i);
+
 /* The symbol covering addr, or NULL if none. */
 const struct ksym *ksyms_find(const struct ksyms *ks, unsigned long long addr);
 

@@ -56,6 +56,12 @@ static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event 
 			 name_len);
 		return;
 	}
+	case KMT_FEAT_VMALLOC:
+		if (size < 4)
+			return;
+		ev->has_vmalloc = true;
+		ev->vmalloc_flags = f[3];
+		return;
 	case KMT_FEAT_PAGE: {
 		struct kmt_feat_page p;
 
@@ -109,7 +115,8 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event
 	memset(ev, 0, offsetof(struct kmt_event, comm));
 	ev->comm[0] = 0;
 	ev->cache_name[0] = 0;
-	ev->has_cache = ev->has_page = ev->has_percpu = false;
+	ev->has_cache = ev->has_page = ev->has_percpu = ev->has_vmalloc = false;
+	ev->vmalloc_flags = 0;
 	if (len < CORE_SIZE)
 		return KMT_TRUNCATED;
 	memcpy(&core, p, CORE_SIZE);
@@ -167,5 +174,8 @@ const char *kmt_event_name(const struct kmt_event *ev)
 
 	if (ev->event_id > KMT_EVENT_FREE || ev->type_id >= KMT_TYPE_COUNT)
 		return "unknown";
+	/* Seen through the kernel's vmap_area tracepoints: their names. */
+	if (ev->type_id == KMT_TYPE_VMALLOC && (ev->vmalloc_flags & KMT_VMALLOC_AREA))
+		return ev->event_id == KMT_EVENT_ALLOC ? "alloc_vmap_area" : "free_vmap_area_noflush";
 	return names[ev->event_id][ev->type_id];
 }

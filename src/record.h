@@ -46,6 +46,8 @@ struct kmt_event {
 	__s32 percpu_off;
 	__u64 percpu_base;
 	__u64 percpu_align;
+	bool has_vmalloc;
+	__u8 vmalloc_flags; /* KMT_VMALLOC_* */
 };
 
 enum kmt_decode_status {

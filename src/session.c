@@ -22,12 +22,14 @@
 #include "budget.h"
 #include "clock.h"
 #include "env.h"
+#include "fentry.h"
 #include "kmemsnoop.h"
 #include "kmemsnoop.skel.h"
 #include "ksyms.h"
 #include "memcg.h"
 #include "pfn.h"
 #include "session.h"
+#include "vmcallers.h"
 
 #define POLL_MS 100
 #define SIZE_FILTER_ENTRIES (256 * 1024)
@@ -170,12 +172,22 @@ static int create_modes(struct session *s)
 	return 0;
 }
 
+static bool class_wanted(const struct session *s, const struct event_source *es)
+{
+	return es->role == ROLE_ALLOC ? (s->wants.alloc_classes & es->class) != 0 :
+					(s->wants.free_classes & es->class) != 0;
+}
+
 bool session_source_wanted(const struct session *s, enum kmt_source src)
 {
 	const struct event_source *es = &event_sources[src];
 
 	if (!s->kf.has_source[src])
 		return false;
+	for (int alt = 0; alt < SRC_COUNT; alt++)
+		if ((es->unless & SOURCE_BIT(alt)) && s->kf.has_source[alt] &&
+		    class_wanted(s, &event_sources[alt]))
+			return false;
 	switch (es->role) {
 	case ROLE_TASK:
 		return s->env->pid != 0; /* fork and exit follow -p */
@@ -187,30 +199,116 @@ bool session_source_wanted(const struct session *s, enum kmt_source src)
 	return false;
 }
 
+bool session_class_traced(const struct session *s, unsigned int class)
+{
+	for (int src = 0; src < SRC_COUNT; src++)
+		if (event_sources[src].role == ROLE_ALLOC && (event_sources[src].class & class) &&
+		    session_source_wanted(s, src))
+			return true;
+	return false;
+}
+
 static const char *const prog_prefix[2][2] = {
 	/* [raw_tp][no atomic fetch] */
 	{ "tp_", "tpc_" },
 	{ "raw_", "rawc_" },
 };
 
+static bool is_function(enum kmt_source src)
+{
+	return event_sources[src].kind != SOURCE_TRACEPOINT;
+}
+
 static struct bpf_program *source_prog(const struct session *s, enum kmt_source src)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "%s%s", prog_prefix[s->raw_tp][!s->kf.atomic_fetch],
+	snprintf(name, sizeof(name), "%s%s",
+		 is_function(src) ? (s->kf.atomic_fetch ? "fe_" : "fec_") :
+				    prog_prefix[s->raw_tp][!s->kf.atomic_fetch],
 		 event_sources[src].name);
 	return bpf_object__find_program_by_name(s->skel->obj, name);
 }
 
-static void choose_programs(struct session *s)
+static int choose_programs(struct session *s)
 {
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, s->skel->obj)
 		bpf_program__set_autoload(prog, false);
-	for (int src = 0; src < SRC_COUNT; src++)
-		if (session_source_wanted(s, src))
-			bpf_program__set_autoload(source_prog(s, src), true);
+	for (int src = 0; src < SRC_COUNT; src++) {
+		if (!session_source_wanted(s, src))
+			continue;
+		prog = source_prog(s, src);
+		bpf_program__set_autoload(prog, true);
+		if (is_function(src) && bpf_program__set_attach_target(prog, 0, s->funcs[src]))
+			return session_fail(s, "attaching to %s: %s", s->funcs[src], strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * The kernel functions of the fentry/fexit sources the modes want
+ * (fentry.c), and once, what cannot be seen for want of them.  Rows whose
+ * class is not selected are not probed, and then not loaded.
+ */
+static void choose_functions(struct session *s)
+{
+	char why[256] = "", row_why[256];
+	bool wanted = false;
+
+	for (int src = 0; src < SRC_COUNT; src++) {
+		const struct event_source *es = &event_sources[src];
+
+		bool covered = false;
+
+		if (!is_function(src) || !class_wanted(s, es))
+			continue;
+		wanted = true;
+		for (int alt = 0; alt < src; alt++)
+			covered |= (es->unless & SOURCE_BIT(alt)) && s->kf.has_source[alt];
+		if (covered)
+			continue; /* an earlier row serves instead */
+		s->funcs[src] = fentry_choose(s->vmlinux, es, row_why, sizeof(row_why));
+		s->kf.has_source[src] = s->funcs[src] != NULL;
+		if (!s->funcs[src] && !why[0])
+			memcpy(why, row_why, sizeof(why));
+		/* The allocations traced without their frees: say it. */
+		if (!s->funcs[src] && es->role == ROLE_FREE &&
+		    (s->kf.has_source[SRC_VMALLOC_NODE_RANGE] || s->kf.has_source[SRC_VMALLOC_NODE]))
+			fprintf(stderr, "kmemsnoop: %s is not traced (%s): the vmalloc areas it "
+					"frees stay outstanding for --allocinfo\n", es->name, row_why);
+		if (s->funcs[src] && s->env->verbose)
+			fprintf(stderr, "kmemsnoop: %s through %s %s\n", es->name, s->funcs[src],
+				es->kind == SOURCE_FEXIT ? "(fexit)" : "(fentry)");
+	}
+	if (!wanted || s->kf.has_source[SRC_VMALLOC_NODE_RANGE])
+		return;
+	if (s->kf.has_source[SRC_VMALLOC_NODE])
+		fprintf(stderr, "kmemsnoop: vmalloc through %s only (%s): areas allocated by "
+				"direct callers of __vmalloc_node_range (BPF maps, modules) are not "
+				"seen\n", s->funcs[SRC_VMALLOC_NODE], why);
+	else if (s->kf.has_source[SRC_ALLOC_VMAP_AREA])
+		fprintf(stderr, "kmemsnoop: vmalloc through the vmap_area tracepoints (%s): "
+				"sizes include the guard page, call sites come from a kernel stack\n", why);
+	else
+		fprintf(stderr, "kmemsnoop: vmalloc is not traced (%s; no vmap_area "
+				"tracepoints)\n", why);
+}
+
+/* Forgets the fentry/fexit sources: their programs would not load. */
+static bool drop_functions(struct session *s)
+{
+	bool dropped = false;
+
+	for (int src = 0; src < SRC_COUNT; src++) {
+		if (!is_function(src) || !s->kf.has_source[src] || !session_source_wanted(s, src))
+			continue;
+		s->kf.has_source[src] = false;
+		s->funcs[src] = NULL;
+		dropped = true;
+	}
+	return dropped;
 }
 
 /* Page frame numbers need vmemmap's address, measured once before load. */
@@ -244,6 +342,24 @@ static void configure_large(struct session *s)
 	ro->large_min_order = order;
 }
 
+/* The vmalloc API's own text, which a call site taken from a kernel stack
+ * steps over (vmalloc.bpf.h): only where such a stack is taken. */
+static void configure_vmalloc(struct session *s)
+{
+	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
+	int n;
+
+	if (!session_source_wanted(s, SRC_VFREE) && !session_source_wanted(s, SRC_VFREE_ATOMIC) &&
+	    !session_source_wanted(s, SRC_ALLOC_VMAP_AREA) &&
+	    !session_source_wanted(s, SRC_FREE_VMAP_AREA_NOFLUSH))
+		return;
+	n = vmcallers_ranges(session_ksyms(s), (struct kmt_text_range *)ro->vm_internal,
+			     KMT_VM_RANGES);
+	ro->vm_internal_n = n;
+	if (s->env->verbose)
+		fprintf(stderr, "kmemsnoop: %d vmalloc functions stepped over in call sites\n", n);
+}
+
 /* What every mode shares: the filters and the kernel's layouts. */
 static void configure_common(struct session *s)
 {
@@ -271,6 +387,7 @@ static void configure_common(struct session *s)
 	ro->possible_cpus = s->ncpus;
 	ro->vmemmap_base = s->vmemmap_base;
 	configure_large(s);
+	configure_vmalloc(s);
 	if (ro->sized_frees)
 		bpf_map__set_max_entries(s->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
 }
@@ -302,8 +419,10 @@ static int attach_all(struct session *s)
 			continue;
 		s->links[src] = bpf_program__attach(source_prog(s, src));
 		if (!s->links[src])
-			return session_fail(s, "attaching to %s (%s): %s", event_sources[src].name,
-					    s->raw_tp ? "raw_tp" : "tp_btf", strerror(errno));
+			return session_fail(s, "attaching to %s (%s): %s",
+					    s->funcs[src] ? s->funcs[src] : event_sources[src].name,
+					    is_function(src) ? "fentry" : s->raw_tp ? "raw_tp" : "tp_btf",
+					    strerror(errno));
 	}
 	return 0;
 }
@@ -333,7 +452,8 @@ static int load_and_attach(struct session *s)
 	configure_common(s);
 	for (int i = 0; i < s->nmodes; i++)
 		s->modes[i]->ops->configure(s->modes[i], s->skel);
-	choose_programs(s);
+	if (choose_programs(s))
+		return -1;
 	err = kmemsnoop_bpf__load(s->skel);
 	if (err) {
 		session_fail(s, "loading the BPF programs (%s): %s%s",
@@ -351,7 +471,7 @@ static int load_and_attach(struct session *s)
 }
 
 /* tp_btf first; raw_tp if this kernel will not load or attach it. */
-static int load_with_fallback(struct session *s)
+static int load_tracepoints(struct session *s)
 {
 	char first_err[sizeof(s->err)], second_err[sizeof(s->err)];
 
@@ -369,6 +489,28 @@ static int load_with_fallback(struct session *s)
 		return session_fail(s, "%s; with raw_tp: %s", first_err, second_err);
 	}
 	fprintf(stderr, "kmemsnoop: tp_btf unavailable (%s); using raw_tp\n", first_err);
+	return 0;
+}
+
+/* A function program that probed well but will not load or attach with
+ * the others must not cost the tracepoints: everything again without. */
+static int load_with_fallback(struct session *s)
+{
+	char first_err[sizeof(s->err)];
+
+	if (!load_tracepoints(s))
+		return 0;
+	if (s->out_of_memory)
+		return -1;
+	memcpy(first_err, s->err, sizeof(first_err));
+	unload(s);
+	if (!drop_functions(s))
+		return session_fail(s, "%s", first_err);
+	if (load_tracepoints(s))
+		return -1;
+	fprintf(stderr, "kmemsnoop: without the fentry/fexit programs (%s): vmalloc %s\n",
+		first_err, session_source_wanted(s, SRC_ALLOC_VMAP_AREA) ?
+				   "through the vmap_area tracepoints" : "is not traced");
 	return 0;
 }
 
@@ -398,6 +540,7 @@ int session_setup(struct session *s)
 {
 	if (open_cgroup(s) || create_modes(s))
 		return -1;
+	choose_functions(s);
 	calibrate_pages(s);
 	if (load_with_fallback(s))
 		return -1;

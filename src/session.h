@@ -47,6 +47,7 @@ struct session {
 	struct mode *modes[SESSION_MAX_MODES];
 	int nmodes;
 	struct bpf_link *links[SRC_COUNT];
+	const char *funcs[SRC_COUNT];  /* fentry/fexit sources: the function chosen */
 	unsigned long long vmemmap_base;
 	struct ksyms *ksyms;
 	bool ksyms_tried;
@@ -63,6 +64,9 @@ int session_setup(struct session *s);
 int session_run(struct session *s);
 /* After any phase, failed or not. */
 void session_free(struct session *s);
+
+/* Does a source of this class (EV_*) allocate in this session? */
+bool session_class_traced(const struct session *s, unsigned int class);
 
 /* Records a one-line reason; returns -1. */
 __attribute__((format(printf, 2, 3))) int session_fail(struct session *s, const char *fmt, ...);

@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The events kmemsnoop can attach to, as one table: each row is a source
- * (a kernel tracepoint today; kernel functions through fentry later) with
+ * (a kernel tracepoint, or a kernel function through fentry/fexit) with
  * the class of memory it reports, whether it allocates, frees or follows
  * tasks, and the allocation type of its records.  Rows are in attach
  * order: the task sources first, so that no fork slips between the memory
  * programs and the -p filter.  A new allocator is a new row here and an
  * entry point in the BPF object named after the row.
+ *
+ * A function row names the kernel functions that can serve it, tried in
+ * order: the first that this kernel's BTF has, with the arguments the
+ * program reads, and that a BPF trampoline attaches to (fentry.c probes
+ * it; before 6.6 an x86 trampoline takes six arguments, arm64's eight).
+ * A row whose `unless` sources are in use is left out: the alternatives
+ * of one another, and the tracepoints that stand in where fentry cannot.
  */
 #ifndef KMEMSNOOP_SOURCES_H
 #define KMEMSNOOP_SOURCES_H
@@ -26,12 +33,23 @@ enum kmt_source {
 	SRC_MM_PAGE_FREE,
 	SRC_PERCPU_ALLOC_PERCPU,
 	SRC_PERCPU_FREE_PERCPU,
+	SRC_VMALLOC_NODE_RANGE,
+	SRC_VMALLOC_NODE,
+	SRC_VFREE,
+	SRC_VFREE_ATOMIC,
+	SRC_ALLOC_VMAP_AREA,
+	SRC_FREE_VMAP_AREA_NOFLUSH,
 	SRC_COUNT,
 };
 
 enum source_kind {
 	SOURCE_TRACEPOINT, /* tp_btf, else raw_tp */
+	SOURCE_FENTRY,     /* a kernel function's entry, through a BPF trampoline */
+	SOURCE_FEXIT,      /* its return: the arguments and the return value */
 };
+
+#define SOURCE_MAX_FUNCS 2
+#define SOURCE_BIT(src) (1u << (src))
 
 enum source_role {
 	ROLE_TASK,  /* follows processes for -p */
@@ -44,6 +62,10 @@ struct event_source {
 	enum source_kind kind;
 	enum source_role role;
 	unsigned int class;    /* EV_*; 0 for ROLE_TASK */
+	/* fentry/fexit: the kernel functions to try, in order */
+	const char *funcs[SOURCE_MAX_FUNCS];
+	int args;              /* fentry/fexit: the arguments the program reads */
+	unsigned int unless;   /* SOURCE_BIT()s: left out when one of these is used */
 };
 
 extern const struct event_source event_sources[SRC_COUNT];

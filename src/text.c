@@ -200,6 +200,44 @@ static void put_percpu_body(struct text_sink *sink, struct line *l, const struct
 	put_gfp(sink, l, ev->gfp_flags);
 }
 
+/*
+ * vmalloc: call_site=%pS ptr=%p size=%lu gfp_flags=%s node=%d, and
+ * vfree: call_site=%pS ptr=%p, in the kmem events' style (size: what the
+ * caller asked for).  Through the vmap_area tracepoints, the kernel's own
+ * fields that the record keeps, and the call site kmemsnoop found.
+ */
+static void put_vmalloc_body(struct text_sink *sink, struct line *l, const struct kmt_event *ev)
+{
+	if (ev->vmalloc_flags & KMT_VMALLOC_AREA) {
+		if (ev->has_alloc) {
+			put_str(l, "va_start: ");
+			put_udec(l, ev->ptr, 0, ' ');
+			put_str(l, " size=");
+			put_udec(l, ev->bytes_req, 0, ' ');
+			put_str(l, " failed=");
+			put_str(l, ev->ptr ? "0" : "1");
+		} else {
+			put_str(l, "va_start=0x");
+			put_hex(l, ev->ptr, 0);
+		}
+		put_str(l, " call_site=");
+		put_call_site(sink, l, ev->call_site);
+		return;
+	}
+	put_str(l, "call_site=");
+	put_call_site(sink, l, ev->call_site);
+	put_str(l, " ptr=");
+	put_hex(l, ev->ptr, 16);
+	if (!ev->has_alloc)
+		return;
+	put_str(l, " size=");
+	put_udec(l, ev->bytes_req, 0, ' ');
+	put_str(l, " gfp_flags=");
+	put_gfp(sink, l, ev->gfp_flags);
+	put_str(l, " node=");
+	put_sdec(l, ev->numa_node);
+}
+
 /* "%16s-%-7d [%03u] %5llu.%06llu: name: " as the kernel's trace file. */
 static void put_context(struct line *l, const struct kmt_event *ev)
 {
@@ -239,6 +277,8 @@ size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, cha
 		put_page_body(sink, &l, ev);
 	else if (ev->type_id == KMT_TYPE_PERCPU)
 		put_percpu_body(sink, &l, ev);
+	else if (ev->type_id == KMT_TYPE_VMALLOC)
+		put_vmalloc_body(sink, &l, ev);
 	else
 		put_slab_body(sink, &l, ev);
 	*l.p++ = '\n';

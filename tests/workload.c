@@ -133,6 +133,19 @@
  *       page, and page tables now and then) and unmapped.  Many page
  *       allocations from a few callers, for as long as asked.
  *
+ *   bpfarray-hold KIB
+ *       Creates a BPF array map (the bpf syscall) of KIB KiB of values:
+ *       KIB / 4 entries of 4096 bytes, so that the map's one area is
+ *       struct bpf_array plus KIB KiB, which bpf_map_area_alloc takes
+ *       from vmalloc for anything above 32 KiB (one vmalloc area, its
+ *       size rounded up to pages: KIB KiB + 4 KiB, as struct bpf_array
+ *       is smaller than a page).  Prints "held", waits for a second byte
+ *       on stdin (or SIGUSR1), then closes the map: the kernel frees the
+ *       area (vfree) later, from a workqueue, not in this process.  Then
+ *       prints "closed" and waits for a third byte, so that a tracer
+ *       following the process is still there when the area is freed.
+ *       Needs CAP_BPF (or root).
+ *
  * Exit status: 0 done, 1 a system call failed, 2 bad usage.
  */
 #define _GNU_SOURCE
@@ -153,6 +166,7 @@
 #include <sys/msg.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <linux/bpf.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -188,7 +202,7 @@ usage(const char *fmt, ...)
 	fputs("\n", stderr);
 	va_end(ap);
 	fputs("usage: workload [--wait] COMMAND ARGS [+ COMMAND ARGS]...\n"
-	      "commands: msg SIZE COUNT | msg-hold SIZE COUNT | fork-msg SIZE COUNT |\n"
+	      "commands: msg SIZE COUNT | msg-hold SIZE COUNT | bpfarray-hold KIB | fork-msg SIZE COUNT |\n"
 	      "          thread-msg SIZE COUNT (alone) | pingpong SIZE COUNT |\n"
 	      "          pipe PAGES | piperesize N | openclose N |\n"
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
@@ -372,27 +386,40 @@ static void do_msg_hold(long size, long count)
 	msg_remove(q);
 }
 
-static void do_percpu_map_hold(long entries, long size)
+/* Creates a BPF map, prints "held", waits; closes it, prints "closed",
+ * waits again (the kernel frees the map's memory later, from a kworker). */
+static void hold_bpf_map(__u32 map_type, long value_size, long entries)
 {
 	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	union bpf_attr attr;
 	int fd;
 
-	/* Before 5.11 a map is charged to RLIMIT_MEMLOCK (64 KiB by default). */
+	/* Before 5.11 a map is charged to RLIMIT_MEMLOCK (64 KiB by default),
+	 * not to the memory cgroup. */
 	setrlimit(RLIMIT_MEMLOCK, &unlimited);
 	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
+	attr.map_type = map_type;
 	attr.key_size = 4;
-	attr.value_size = size;
+	attr.value_size = value_size;
 	attr.max_entries = entries;
 	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
 	if (fd < 0)
-		die("bpf BPF_MAP_CREATE percpu array");
+		die("bpf(BPF_MAP_CREATE)");
 	say("held\n");
 	wait_for_go();
 	close(fd);
 	say("closed\n");
 	wait_for_go();
+}
+
+static void do_percpu_map_hold(long entries, long size)
+{
+	hold_bpf_map(BPF_MAP_TYPE_PERCPU_ARRAY, size, entries);
+}
+
+static void do_bpfarray_hold(long kib)
+{
+	hold_bpf_map(BPF_MAP_TYPE_ARRAY, 4096, kib / 4);
 }
 
 static void do_openclose(long n)
@@ -617,7 +644,8 @@ static void parse_step(char **av, int n, struct step *st)
 	if (!strcmp(cmd, "msg") || !strcmp(cmd, "msg-hold") ||
 	    !strcmp(cmd, "fork-msg") || !strcmp(cmd, "thread-msg") || !strcmp(cmd, "pingpong"))
 		want = 2;
-	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize"))
+	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize") ||
+		 !strcmp(cmd, "bpfarray-hold"))
 		want = 1;
 	else if (!strcmp(cmd, "noise") || !strcmp(cmd, "pages-rounds"))
 		want = 2;
@@ -634,6 +662,8 @@ static void parse_step(char **av, int n, struct step *st)
 		st->a = number(av[1], 1, PIPE_MAX_PAGES, "PAGES");
 	} else if (!strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize")) {
 		st->a = number(av[1], 0, 100000000, "N");
+	} else if (!strcmp(cmd, "bpfarray-hold")) {
+		st->a = number(av[1], 4, 1024 * 1024, "KIB");
 	} else if (!strcmp(cmd, "noise")) {
 		st->a = number(av[1], 0, 86400, "SECONDS");
 		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
@@ -669,6 +699,8 @@ static void run_step(const struct step *st)
 		do_openclose(st->a);
 	else if (!strcmp(st->cmd, "piperesize"))
 		do_piperesize(st->a);
+	else if (!strcmp(st->cmd, "bpfarray-hold"))
+		do_bpfarray_hold(st->a);
 	else if (!strcmp(st->cmd, "noise"))
 		do_noise(st->a, st->b);
 	else if (!strcmp(st->cmd, "msg-rounds"))

@@ -49,6 +49,7 @@ const volatile __u32 filtered_free_classes = 0;
 #include "allocinfo.bpf.h"
 #include "stat.bpf.h"
 #include "large.bpf.h"
+#include "vmalloc.bpf.h"
 
 /* Whether the stream, --stat or the histograms look at a free of this class. */
 static __always_inline bool free_wanted_by_filtered(__u32 class)
@@ -296,6 +297,95 @@ static __always_inline int on_percpu_free(__u64 *ctx, bool atomic_fetch, bool bt
 	return 0;
 }
 
+/* --- vmalloc areas ----------------------------------------------------------- */
+
+/*
+ * One allocation record per area, at the return of the vmalloc core (or
+ * of the tracepoint that stands in for it): a failed one has ptr 0, as a
+ * failed kmalloc.  bytes_alloc is the size rounded up to pages (the
+ * fexit), or the area with its guard page (the tracepoint, flags
+ * KMT_VMALLOC_AREA).
+ */
+static __always_inline int on_vmalloc(void *ctx, bool atomic_fetch, __u64 call_site, __u64 ptr,
+				      __u64 req, __u64 alloc, __u32 gfp, __s32 node, __u8 flags)
+{
+	struct event_ctx ev;
+
+	if (!task_passes(&ev) || !size_passes(ptr, req))
+		return 0;
+	if (do_allocinfo)
+		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_VMALLOC, call_site, ptr, alloc);
+	if (do_hist)
+		hist_alloc(KMT_TYPE_VMALLOC, call_site, ptr, req, alloc, NULL, false);
+	if (do_stream)
+		stream_vmalloc(&ev, atomic_fetch, call_site, ptr, req, alloc, gfp, node, flags);
+	return 0;
+}
+
+static __always_inline __u64 page_round(__u64 bytes)
+{
+	return (bytes + page_size - 1) & ~((__u64)page_size - 1);
+}
+
+/*
+ * __vmalloc_node_range(size, align, start, end, gfp, prot, vm_flags, node, caller)
+ * The caller, the returned area and vfree's address are void pointers,
+ * which the verifier lets a tracing program read only since 6.16: read as
+ * numbers through a helper (arg_number), as a page pointer is.
+ */
+static __always_inline int on_vmalloc_node_range(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	return on_vmalloc(ctx, atomic_fetch, arg_number(ctx, 8), arg_number(ctx, 9), ARG(ctx, 0),
+			  page_round(ARG(ctx, 0)), ARG(ctx, 4), ARG(ctx, 7), 0);
+}
+
+/* __vmalloc_node(size, align, gfp, node, caller) */
+static __always_inline int on_vmalloc_node(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	return on_vmalloc(ctx, atomic_fetch, arg_number(ctx, 4), arg_number(ctx, 5), ARG(ctx, 0),
+			  page_round(ARG(ctx, 0)), ARG(ctx, 2), ARG(ctx, 3), 0);
+}
+
+/* alloc_vmap_area(addr, size, align, vstart, vend, failed): every vmap area */
+static __always_inline int on_alloc_vmap_area(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	__u64 ptr = (int)ARG(ctx, 5) ? 0 : ARG(ctx, 0);
+
+	return on_vmalloc(ctx, atomic_fetch, vm_call_site(ctx), ptr, ARG(ctx, 1), ARG(ctx, 1), 0,
+			  -1, KMT_VMALLOC_AREA);
+}
+
+static __always_inline int on_vfree_ptr(void *ctx, bool atomic_fetch, __u64 ptr, __u8 flags)
+{
+	struct event_ctx ev;
+
+	if (!ptr)
+		return 0; /* vfree(NULL): no area */
+	if (do_allocinfo)
+		allocinfo_free(atomic_fetch, KMT_TYPE_VMALLOC, ptr, 0);
+	if (!free_wanted_by_filtered(EV_VMALLOC))
+		return 0;
+	if (!task_passes(&ev) || !free_size_passes(ptr))
+		return 0;
+	if (do_hist)
+		hist_free(KMT_TYPE_VMALLOC, ptr);
+	if (do_stream)
+		stream_vfree(&ev, atomic_fetch, vm_call_site(ctx), ptr, flags);
+	return 0;
+}
+
+/* vfree(addr), vfree_atomic(addr) */
+static __always_inline int on_vfree(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	return on_vfree_ptr(ctx, atomic_fetch, arg_number(ctx, 0), 0);
+}
+
+/* free_vmap_area_noflush(va_start, nr_lazy, nr_lazy_max) */
+static __always_inline int on_free_vmap_area(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	return on_vfree_ptr(ctx, atomic_fetch, ARG(ctx, 0), KMT_VMALLOC_AREA);
+}
+
 /* --- sched: following -p across fork -------------------------------------- */
 
 static __always_inline int on_fork(__u64 *ctx, bool atomic_fetch, bool btf)
@@ -345,5 +435,21 @@ KMT_ENTRY_POINTS(mm_page_alloc, on_page_alloc)
 KMT_ENTRY_POINTS(mm_page_free, on_page_free)
 KMT_ENTRY_POINTS(percpu_alloc_percpu, on_percpu_alloc)
 KMT_ENTRY_POINTS(percpu_free_percpu, on_percpu_free)
+KMT_ENTRY_POINTS(alloc_vmap_area, on_alloc_vmap_area)
+KMT_ENTRY_POINTS(free_vmap_area_noflush, on_free_vmap_area)
 KMT_ENTRY_POINTS(sched_process_fork, on_fork)
 KMT_ENTRY_POINTS(sched_process_free, on_task_free)
+
+/*
+ * Kernel functions (sources.c's fentry/fexit rows): fe_<row> with atomic
+ * fetch-add, fec_<row> without; the function is set before load
+ * (bpf_program__set_attach_target), the one this kernel has.
+ */
+#define KMT_FUNC_ENTRY_POINTS(kind, row, handler)                                                \
+	SEC(#kind) int fe_##row(__u64 *ctx) { return handler(ctx, true, true); }                \
+	SEC(#kind) int fec_##row(__u64 *ctx) { return handler(ctx, false, true); }
+
+KMT_FUNC_ENTRY_POINTS(fexit, vmalloc_node_range, on_vmalloc_node_range)
+KMT_FUNC_ENTRY_POINTS(fexit, vmalloc_node, on_vmalloc_node)
+KMT_FUNC_ENTRY_POINTS(fentry, vfree, on_vfree)
+KMT_FUNC_ENTRY_POINTS(fentry, vfree_atomic, on_vfree)

@@ -151,6 +151,19 @@ struct kmt_stat_misc {
 	__u64 scratch[2];      /* a cache's address as a number, one per program */
 };
 
+/*
+ * vmalloc call sites taken from a kernel stack (vmalloc.bpf.h): the text
+ * of the vmalloc API's functions, which user space finds in kallsyms.
+ * The call site is the first frame after them.
+ */
+#define KMT_VM_RANGES 64
+#define KMT_VM_FRAMES 12
+
+struct kmt_text_range {
+	__u64 start;
+	__u64 end; /* exclusive */
+};
+
 /* Per-CPU loss counters, indexed by CPU (a BPF global array). */
 struct kmt_loss {
 	__u64 events;

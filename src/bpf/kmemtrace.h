@@ -43,7 +43,7 @@ enum kmt_type_id {
 	KMT_TYPE_KMALLOC = 0, /* kmalloc() / kfree() */
 	KMT_TYPE_CACHE = 1,   /* kmem_cache_alloc() / kmem_cache_free() */
 	KMT_TYPE_PAGES = 2,   /* page allocator */
-	KMT_TYPE_VMALLOC = 3, /* vmalloc() / vfree() */
+	KMT_TYPE_VMALLOC = 3, /* vmalloc areas: __vmalloc_node_range() / vfree() */
 	KMT_TYPE_PERCPU = 4,  /* the percpu allocator: alloc_percpu() / free_percpu() */
 	KMT_TYPE_COUNT        /* not a type: how many there are */
 };
@@ -264,6 +264,21 @@ struct kmt_rec_percpu_free {
 	struct kmt_feat_percpu percpu;
 } KMT_PACKED;
 
+struct kmt_rec_vmalloc {
+	struct kmt_core core;
+	struct kmt_alloc alloc;
+	struct kmt_feat_time time;
+	struct kmt_feat_task task;
+	struct kmt_feat_vmalloc vmalloc;
+} KMT_PACKED;
+
+struct kmt_rec_vfree {
+	struct kmt_core core;
+	struct kmt_feat_time time;
+	struct kmt_feat_task task;
+	struct kmt_feat_vmalloc vmalloc;
+} KMT_PACKED;
+
 /* docs/ABI.md documents these sizes and offsets: keep them in step. */
 _Static_assert(sizeof(struct kmt_core) == 24, "kmemtrace core is 24 bytes");
 _Static_assert(sizeof(struct kmt_alloc) == 24, "kmemtrace alloc stats are 24 bytes");
@@ -285,5 +300,7 @@ _Static_assert(sizeof(struct kmt_rec_cache_free) == 112, "kmem_cache_free record
 _Static_assert(sizeof(struct kmt_rec_page_free) == 88, "mm_page_free record");
 _Static_assert(sizeof(struct kmt_rec_percpu_alloc) == 120, "percpu_alloc_percpu record");
 _Static_assert(sizeof(struct kmt_rec_percpu_free) == 96, "percpu_free_percpu record");
+_Static_assert(sizeof(struct kmt_rec_vmalloc) == 104, "vmalloc record");
+_Static_assert(sizeof(struct kmt_rec_vfree) == 80, "vfree record");
 
 #endif /* KMEMSNOOP_KMEMTRACE_H */

@@ -378,4 +378,43 @@ static __always_inline void stream_percpu_free(__u64 *ctx, struct event_ctx *ev,
 	submit(ev, rec);
 }
 
+static __always_inline void fill_vmalloc(struct kmt_feat_vmalloc *fv, __u8 flags)
+{
+	fv->size = sizeof(*fv);
+	fv->id = KMT_FEAT_VMALLOC;
+	fv->flags = flags;
+	fv->reserved = 0;
+}
+
+/* flags: KMT_VMALLOC_AREA from the vmap_area tracepoints. */
+static __always_inline void stream_vmalloc(struct event_ctx *ev, bool atomic_fetch, __u64 call_site,
+					   __u64 ptr, __u64 req, __u64 alloc, __u32 gfp, __s32 node,
+					   __u8 flags)
+{
+	struct kmt_rec_vmalloc *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_VMALLOC, sizeof(*rec), atomic_fetch,
+		  call_site, ptr);
+	fill_alloc(&rec->alloc, req, alloc, gfp, node);
+	fill_context(&rec->time, &rec->task, ev);
+	fill_vmalloc(&rec->vmalloc, flags);
+	submit(ev, rec);
+}
+
+static __always_inline void stream_vfree(struct event_ctx *ev, bool atomic_fetch, __u64 call_site,
+					 __u64 ptr, __u8 flags)
+{
+	struct kmt_rec_vfree *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_VMALLOC, sizeof(*rec), atomic_fetch,
+		  call_site, ptr);
+	fill_context(&rec->time, &rec->task, ev);
+	fill_vmalloc(&rec->vmalloc, flags);
+	submit(ev, rec);
+}
+
 #endif /* KMEMSNOOP_STREAM_BPF_H */

@@ -157,7 +157,7 @@ static const struct {
 	{ "-t -5", "invalid TID '-5'" },
 	{ "-c 0123456789abcdef", "invalid COMM '0123456789abcdef': 1 to 15 characters" },
 	{ "-C 1024", "invalid CPU '1024'" },
-	{ "-e slab", "invalid event list 'slab': use kmalloc, cache, page, percpu" },
+	{ "-e slab", "invalid event list 'slab': use kmalloc, cache, page, vmalloc, percpu" },
 	{ "--min-size 1Q", "invalid --min-size '1Q'" },
 	{ "--min-size 2K --max-size 1K", "--min-size is larger than --max-size" },
 	{ "-b 1000", "invalid buffer size '1000': a power of two from 64K to 1G" },

@@ -1,0 +1,208 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# vmalloc areas.  "workload bpfarray-hold KIB" creates a BPF array map of
+# KIB KiB of values (bpf syscall): bpf_map_area_alloc takes one vmalloc
+# area of struct bpf_array + KIB KiB, held until the test says, then the
+# map is closed and the kernel vfrees the area from a workqueue.
+# Where fentry attaches (the test VMs), the fexit of __vmalloc_node_range
+# gives size = what was asked (KIB KiB + the header: above KIB KiB, at
+# most a page more) and the caller; where it does not (this host's 6.18
+# refuses fentry), the alloc_vmap_area tracepoint gives the area: KIB KiB
+# + a page, + the guard page, and the call site from a kernel stack.
+#   vmalloc.text              -p: exactly one area of that size from the
+#                             map code (__bpf_map_area_alloc,
+#                             bpf_map_area_alloc or array_map_alloc)
+#   vmalloc.recording         the same line through -o DIR and -i DIR
+#   vmalloc.json              --json: the same allocation as one object
+#   vmalloc.hist              --hist-by event: one vmalloc allocation in
+#                             the [4 MiB, 8 MiB) slot
+#   vmalloc.allocinfo.held    --allocinfo while held: the map code's line
+#                             holds 1 call of the area's page-rounded size
+#                             (or 2, with the area of the array of its
+#                             page pointers, where that counts under the
+#                             same caller)
+#   vmalloc.allocinfo.pages_once  and the area's own pages (mm_page_alloc,
+#                             -e vmalloc,page) are not counted again: no
+#                             other line holds as much as half of it
+#   vmalloc.allocinfo.freed   once the map is closed, the line goes to 0 0
+. "$(dirname "$0")/../lib.sh"
+
+KIB=4096
+K=$((KIB * 1024))
+SITE='(__bpf_map_area_alloc|bpf_map_area_alloc|array_map_alloc)'
+TESTS=(vmalloc.text vmalloc.recording vmalloc.json vmalloc.hist vmalloc.allocinfo.held
+	vmalloc.allocinfo.pages_once vmalloc.allocinfo.freed)
+HEADER='allocinfo - version: 1.0'
+
+require_root
+require_kmemsnoop
+require_workload
+
+# hold ID KS_ARGS...: the workload traced with -p, its map created.
+hold() {
+	local id=$1
+	shift
+	wl_traced "$id" "bpfarray-hold $KIB" "$@" || return 1
+	wl_go "w$id"
+	if ! wait_for "$WORK/w$id.wout" '^held$' 20; then
+		WHY="the workload did not create its map: $(head -c 200 "$WORK/w$id.werr")"
+		return 1
+	fi
+}
+
+# finish_run ID: close the map, let the workload end, and kmemsnoop (-p) with it.
+finish_run() {
+	wl_go "w$1"
+	wait_for "$WORK/w$1.wout" '^closed$' 20
+	wl_go "w$1"
+	wl_wait "w$1"
+	ks_wait "k$1" 20
+}
+
+# --- which path this kernel gives ---------------------------------------------
+if ! hold t -e vmalloc; then
+	fail_rest "${TESTS[@]}" "$WHY"
+	finish
+fi
+finish_run t
+err=$(ks_err kt)
+# Which path, for the log: kmemsnoop's lines about vmalloc and fentry,
+# and the functions it chose.
+grep -E 'vmalloc|fentry|vfree' "$err" | sed 's/^/# /'
+"$KMEMSNOOP" -v -e vmalloc -d 0.1 2>&1 >/dev/null | grep -E ' through | not traced' | sed 's/^/# -v: /'
+if grep -q 'without the fentry/fexit programs' "$err"; then
+	"$KMEMSNOOP" -v -e vmalloc -d 1 2>&1 >/dev/null | grep -vE '^libbpf: (map|prog|elf|sec|CO-RE)' |
+		tail -40 | sed 's/^/# -v: /'
+fi
+if grep -q 'vmalloc is not traced' "$err"; then
+	skip_all "$(grep -m1 'vmalloc is not traced' "$err")"
+elif grep -q 'vmalloc through __vmalloc_node' "$err"; then
+	skip_all "this kernel's trampoline cannot take __vmalloc_node_range's arguments and BPF map areas call it directly: $(grep -m1 'vmalloc through' "$err")"
+fi
+if grep -q 'vmap_area tracepoints' "$err"; then
+	AREA=1
+	SIZE=$((K + 2 * PAGE_SIZE))
+	# alloc_vmap_area: va_start: N size=S failed=0 call_site=SYM+off/len
+	PATTERN="alloc_vmap_area: va_start: [0-9]+ size=$SIZE failed=0 call_site=$SITE\\+"
+	JSON_EVENT=alloc_vmap_area
+else
+	AREA=0
+	PATTERN="vmalloc: call_site=$SITE\\+[^ ]* ptr=[0-9a-f]{16} size=[0-9]+ gfp_flags=[^ ]+ node=-?[0-9]+\$"
+	JSON_EVENT=vmalloc
+fi
+ALLOC=$((AREA ? K + 2 * PAGE_SIZE : K + PAGE_SIZE))
+# The array of the area's page pointers, when it takes a vmalloc area too.
+PTRS=$(((K / PAGE_SIZE + 1) * 8))
+NESTED=$(((PTRS + PAGE_SIZE - 1) / PAGE_SIZE * PAGE_SIZE + AREA * PAGE_SIZE))
+
+# big_lines FILE: the lines of areas of more than KIB KiB.
+big_lines() {
+	grep -E ': (vmalloc|alloc_vmap_area): ' "$1" | awk -v k="$K" '{
+		for (i = 1; i <= NF; i++) if ($i ~ /^size=/) { v = $i; sub(/size=/, "", v); if (v + 0 > k) print; next } }'
+}
+
+# size_ok LINE: the size a fexit reports is above KIB KiB by less than a page.
+size_ok() {
+	local s
+	s=$(echo "$1" | sed -E 's/.* size=([0-9]+).*/\1/')
+	[ "$AREA" = 1 ] || { [ "$s" -gt "$K" ] && [ "$s" -le $((K + PAGE_SIZE)) ]; }
+}
+
+lines=$(big_lines "$(ks_out kt)")
+echo "$lines" | sed 's/^/# line: /'
+n=$(echo "$lines" | grep -cE "$PATTERN")
+[ "$n" = 1 ] && [ "$(echo "$lines" | grep -c .)" = 1 ] && size_ok "$lines"
+check $? vmalloc.text "want one line matching '$PATTERN' (size in ($K, $((K + PAGE_SIZE))] from fexit); got: ${lines:-none}" "$(ks_err kt)"
+
+# --- -o / -i --------------------------------------------------------------------
+DIR=$WORK/rec
+if hold o -e vmalloc -o "$DIR"; then
+	finish_run o
+	"$KMEMSNOOP" -i "$DIR" >"$WORK/i.out" 2>"$WORK/i.err"
+	rc=$?
+	got=$(big_lines "$WORK/i.out")
+	[ $rc = 0 ] && [ "$(echo "$got" | grep -cE "$PATTERN")" = 1 ] && [ "$(echo "$got" | grep -c .)" = 1 ] && size_ok "$got"
+	check $? vmalloc.recording "-i exit $rc; want one line matching '$PATTERN'; got: ${got:-none}" "$WORK/i.err"
+else
+	fail vmalloc.recording "$WHY"
+fi
+
+# --- JSON -----------------------------------------------------------------------
+if hold j -e vmalloc --json; then
+	finish_run j
+	got=$(grep "\"event\":\"$JSON_EVENT\"" "$(ks_out kj)" | grep -E "\"call_site\":\"$SITE\\+" |
+		awk -v k="$K" '{ s = $0; sub(/.*"size":/, "", s); sub(/,.*/, "", s); if (s + 0 > k) print }')
+	[ "$(echo "$got" | grep -c .)" = 1 ] && echo "$got" | grep -q "\"bytes_alloc\":$ALLOC,"
+	check $? vmalloc.json "want one $JSON_EVENT object of more than $K bytes from the map code with bytes_alloc $ALLOC; got: ${got:-none}" "$(ks_out kj)"
+else
+	fail vmalloc.json "$WHY"
+fi
+
+# --- --hist -----------------------------------------------------------------------
+if hold h -e vmalloc --hist-by event; then
+	finish_run h
+	got=$(awk '/^event = vmalloc / { on = 1; next } /^event = / { on = 0 }
+		on && $1 == 4194304 && $2 == "->" { print $5 }' "$(ks_out kh)")
+	[ "$got" = 1 ]
+	check $? vmalloc.hist "want 1 in the vmalloc histogram's 4194304 -> 8388607 slot, got '${got:-no vmalloc histogram}'" "$(ks_out kh)"
+else
+	fail vmalloc.hist "$WHY"
+fi
+
+# --- --allocinfo ----------------------------------------------------------------------
+ntables() { grep -c "^$HEADER\$" "$1"; }
+table() { awk -v n="$2" -v h="$HEADER" '$0 == h { t++; next } t == n' "$1"; }
+site_line() {
+	awk -v site="$SITE" '$NF ~ "^func:" site "$" && $1 ~ /^-?[0-9]+$/ { b += $1; c += $2; n++ }
+	END { if (n) print b, c; else print "none" }'
+}
+wait_tables() {
+	local end=$((SECONDS + $3))
+	while [ "$(ntables "$1")" -lt "$2" ]; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.05
+	done
+}
+
+if hold a -e vmalloc,page --allocinfo 0.3; then
+	out=$(ks_out ka)
+	n=$(ntables "$out")
+	if wait_tables "$out" $((n + 2)) 20; then
+		t=$(table "$out" $((n + 1)))
+		got=$(echo "$t" | site_line)
+		# vmalloc's own area for the array of the area's page pointers
+		# (more than a page of them) may count under the same caller: the
+		# kernel hands it the area's caller (7.x), and through the
+		# tracepoints its first frame outside vmalloc is the same.
+		[ "$got" = "$ALLOC 1" ] || [ "$got" = "$((ALLOC + NESTED)) 2" ]
+		check $? vmalloc.allocinfo.held "map code's line while held: got '$got', want '$ALLOC 1' or '$((ALLOC + NESTED)) 2'" "$out"
+		others=$(echo "$t" | awk -v site="$SITE" -v half=$((K / 2)) '$NF !~ "^func:" site "$" && $1 ~ /^-?[0-9]+$/ && $1 >= half' | first_lines 3)
+		[ -z "$others" ]
+		check $? vmalloc.allocinfo.pages_once "no other line should hold half the area ($((K / 2)) bytes) or more: ${others}"
+	else
+		fail vmalloc.allocinfo.held "no table after the map was created" "$out"
+		fail vmalloc.allocinfo.pages_once "no table after the map was created"
+	fi
+	wl_go wa
+	wait_for "$WORK/wa.wout" '^closed$' 20
+	# The kernel frees the area from a workqueue after the close.
+	end=$((SECONDS + 20))
+	got=
+	while [ $SECONDS -lt $end ]; do
+		got=$(table "$out" "$(ntables "$out")" | site_line)
+		[ "$got" = "0 0" ] && break
+		sleep 0.3
+	done
+	[ "$got" = "0 0" ]
+	check $? vmalloc.allocinfo.freed "map code's line after the close: got '$got', want '0 0'" "$out"
+	wl_go wa
+	wl_wait wa
+	ks_wait ka 20
+else
+	fail vmalloc.allocinfo.held "$WHY"
+	fail vmalloc.allocinfo.pages_once "$WHY"
+	fail vmalloc.allocinfo.freed "$WHY"
+fi
+
+finish
