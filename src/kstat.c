@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "kmemsnoop.h"
 #include "kmemtrace.h"
 #include "kstat.h"
 #include "record.h"
@@ -574,9 +575,9 @@ int kstat_add(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
 	bool alloc = ev->event_id == KMT_EVENT_ALLOC;
 
-	/* The tables are the slab's and the page allocator's: percpu areas
-	 * (a recording's, or a stream's with other modes) are left out. */
-	if (ev->type_id >= KMT_TYPE_COUNT || ev->type_id == KMT_TYPE_PERCPU ||
+	/* Only KSTAT_CLASSES: a recording's vmalloc and percpu areas (or a
+	 * stream's, with other modes) are left out. */
+	if (ev->type_id >= KMT_TYPE_COUNT || !((1u << ev->type_id) & KSTAT_CLASSES) ||
 	    (alloc && !ev->has_alloc))
 		return 0;
 	if (add_proc(ks, ev))

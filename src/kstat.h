@@ -23,6 +23,10 @@
 struct kmt_event;
 struct kstat;
 
+/* The event classes (EV_*) --stat counts: its tables are the slab's and the
+ * page allocator's, as perf kmem's; vmalloc and percpu areas are left out. */
+#define KSTAT_CLASSES (EV_KMALLOC | EV_CACHE | EV_PAGE)
+
 /* Sort keys, as perf kmem's -s names them. */
 enum kstat_key {
 	KSTAT_KEY_PTR,      /* slab tables */

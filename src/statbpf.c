@@ -75,10 +75,9 @@ static void statbpf_wants(const struct mode *m, struct bpf_wants *w)
 	const struct env *env = m->session->env;
 
 	/* The frees of the classes traced, filtered as the stream's: the
-	 * pointer map says which allocations passed the size filter.  Its
-	 * tables are the slab's and the page allocator's: no percpu. */
-	w->alloc_classes |= env->events & ~EV_PERCPU;
-	w->free_classes |= env->events & ~EV_PERCPU;
+	 * pointer map says which allocations passed the size filter. */
+	w->alloc_classes |= env->events & KSTAT_CLASSES;
+	w->free_classes |= env->events & KSTAT_CLASSES;
 }
 
 static __u32 site_entries(int ncpus)
@@ -94,7 +93,7 @@ static void statbpf_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	const struct session *s = m->session;
 
 	skel->rodata->do_stat = true;
-	skel->rodata->filtered_free_classes |= s->env->events & ~EV_PERCPU;
+	skel->rodata->filtered_free_classes |= s->env->events & KSTAT_CLASSES;
 	bpf_map__set_max_entries(skel->maps.stat_ptrs, s->env->ai_max_ptrs);
 	bpf_map__set_max_entries(skel->maps.stat_sites, site_entries(s->ncpus));
 	bpf_map__set_max_entries(skel->maps.stat_cache_names, STAT_MAX_SITES);

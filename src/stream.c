@@ -29,6 +29,7 @@
 #include "session.h"
 #include "json.h"
 #include "sink.h"
+#include "kstat.h"
 #include "statsink.h"
 #include "text.h"
 
@@ -133,10 +134,11 @@ static struct mode *stream_create(struct session *s)
 	return &st->mode;
 }
 
-/* --stat's tables leave percpu areas out: their programs stay unloaded. */
+/* --stat's tables leave vmalloc and percpu areas out: their programs stay
+ * unloaded. */
 static unsigned int stream_classes(const struct env *env)
 {
-	return env->stat ? env->events & ~EV_PERCPU : env->events;
+	return env->stat ? env->events & KSTAT_CLASSES : env->events;
 }
 
 static void stream_wants(const struct mode *m, struct bpf_wants *w)

@@ -18,7 +18,8 @@ require_kmemsnoop
 require_workload
 require_tracefs
 
-start_traced w k -- msg 200 "$NPARENT" + fork-msg 100 "$NCHILD"
+# The kmem classes only: the oracle traces the kmem events.
+start_traced w k -e kmalloc,cache,page -- msg 200 "$NPARENT" + fork-msg 100 "$NCHILD"
 ks_watch_misses k
 oracle_ok=1
 oracle_start_follow o "$PID" || oracle_ok=0

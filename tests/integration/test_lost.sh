@@ -35,7 +35,8 @@ mkfifo "$WORK/stall"
 READER=$!
 BG_PIDS+=("$READER")
 
-if ! KS_STDOUT=$WORK/stall ks_start k -p "$PID" -b 65536; then
+# The kmem classes only: the oracle traces the kmem events.
+if ! KS_STDOUT=$WORK/stall ks_start k -p "$PID" -b 65536 -e kmalloc,cache,page; then
 	fail_rest "${TESTS[@]}" "$(ks_start_fail_why k)"
 	touch "$WORK/drain"
 	finish
