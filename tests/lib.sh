@@ -279,15 +279,34 @@ wait_pid() {
 
 # ---------------------------------------------------------------- kmemsnoop
 
-# ks_start ID ARGS...: start kmemsnoop ARGS in the background, stdout in
+# The event classes ks_start traces when ARGS name none: the kmem events',
+# which the tests' oracle (the kernel's own kmem events) sees too.  The
+# vmalloc and percpu classes have their own tests, which name them.
+KS_EVENTS=kmalloc,cache,page
+
+# ks_names_classes ARGS...: status 0 when ARGS have -e / --events.
+ks_names_classes() {
+	local a
+	for a in "$@"; do
+		case $a in
+		-e | -e?* | --events | --events=*) return 0 ;;
+		--) return 1 ;;
+		esac
+	done
+	return 1
+}
+
+# ks_start ID ARGS...: start kmemsnoop ARGS (with -e $KS_EVENTS unless
+# they name classes) in the background, stdout in
 # $WORK/ID.out (or $KS_STDOUT when set), stderr in $WORK/ID.err, and wait
 # for its "Tracing" line.
 # Status 0 when it is tracing; 1 when it exited first (KS_RC[ID] holds its
 # status) or did not say "Tracing" within KS_START_TIMEOUT (it is killed).
 ks_start() {
-	local id=$1 end
+	local id=$1 end classes=()
 	shift
-	"$KMEMSNOOP" "$@" >"${KS_STDOUT:-$WORK/$id.out}" 2>"$WORK/$id.err" </dev/null &
+	ks_names_classes "$@" || classes=(-e "$KS_EVENTS")
+	"$KMEMSNOOP" "${classes[@]}" "$@" >"${KS_STDOUT:-$WORK/$id.out}" 2>"$WORK/$id.err" </dev/null &
 	KS_PID[$id]=$!
 	KS_RC[$id]=
 	end=$((SECONDS + KS_START_TIMEOUT))

@@ -229,10 +229,11 @@ in_memcg() {
 # memcg_refused_tests: the two limits too small for what is asked.
 memcg_refused_tests() {
 	local err
-	# 48 MiB: room for kmemsnoop's own memory (about 20 MiB: BTF, symbols),
-	# none for 256 MiB rings: the kernel refuses them (ENOMEM), where a
-	# smaller limit would have the OOM killer end the process instead.
-	in_memcg refused $((48 << 20)) -b 256M -d 1
+	# 64 MiB: room for kmemsnoop's own memory (20-40 MiB: BTF, symbols, the
+	# fentry probes' BTF on 7.x), none for 256 MiB rings: the kernel refuses
+	# them (ENOMEM), where a smaller limit would have the OOM killer end the
+	# process instead (48 MiB did on 7.2 with --allocinfo).
+	in_memcg refused $((64 << 20)) -b 256M -d 1
 	err=$WORK/refused.err
 	# One error line (notices of what this kernel cannot trace may come
 	# before it), and nothing but kmemsnoop's lines.
@@ -242,7 +243,7 @@ memcg_refused_tests() {
 
 	# A pointer table of 256M entries: maps far larger than the limit
 	# (stderr may also have --allocinfo's note on debug information).
-	in_memcg refused_maps $((48 << 20)) --allocinfo --max-ptrs 256M -d 1
+	in_memcg refused_maps $((64 << 20)) --allocinfo --max-ptrs 256M -d 1
 	err=$WORK/refused_maps.err
 	[ "$RC" -eq 1 ] && [ "$(grep -c 'memory cgroup' "$err")" -eq 1 ] &&
 		grep -q '^kmemsnoop: .*memory cgroup' "$err" && ! grep -qv '^kmemsnoop: ' "$err"
@@ -266,9 +267,9 @@ memcg_tests() {
 	ncpus=$(online_cpus | wc -l)
 	if [ -n "${ASAN_OPTIONS:-}" ]; then
 		# make sanitize: AddressSanitizer's shadow memory and quarantine
-		# take more than the 48 MiB below, so the OOM killer would end it.
-		skip faults.memcg.refused "kmemsnoop runs under AddressSanitizer (make sanitize): its own memory exceeds the 48 MiB limit"
-		skip faults.memcg.refused_maps "kmemsnoop runs under AddressSanitizer (make sanitize): its own memory exceeds the 48 MiB limit"
+		# take more than the 64 MiB below, so the OOM killer would end it.
+		skip faults.memcg.refused "kmemsnoop runs under AddressSanitizer (make sanitize): its own memory exceeds the 64 MiB limit"
+		skip faults.memcg.refused_maps "kmemsnoop runs under AddressSanitizer (make sanitize): its own memory exceeds the 64 MiB limit"
 	else
 		memcg_refused_tests
 	fi
