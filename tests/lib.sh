@@ -284,16 +284,26 @@ wait_pid() {
 # vmalloc and percpu classes have their own tests, which name them.
 KS_EVENTS=kmalloc,cache,page
 
-# ks_names_classes ARGS...: status 0 when ARGS have -e / --events.
-ks_names_classes() {
-	local a
+# ks_with_classes ARGS...: ARGS, one per line, with -e $KS_EVENTS before
+# the first "--" (or at the end: KMEMSNOOP may be a wrapper such as
+# setpriv) unless they name classes or ask for --stat (which counts the
+# kmem classes only, and streams when given -e).
+ks_with_classes() {
+	local a out=() added=0
 	for a in "$@"; do
 		case $a in
-		-e | -e?* | --events | --events=*) return 0 ;;
-		--) return 1 ;;
+		-e | -e?* | --events | --events=* | --stat | --stat=*) added=1 ;;
 		esac
 	done
-	return 1
+	for a in "$@"; do
+		if [ "$a" = -- ] && [ $added = 0 ]; then
+			out+=(-e "$KS_EVENTS")
+			added=1
+		fi
+		out+=("$a")
+	done
+	[ $added = 0 ] && out+=(-e "$KS_EVENTS")
+	printf '%s\n' "${out[@]}"
 }
 
 # ks_start ID ARGS...: start kmemsnoop ARGS (with -e $KS_EVENTS unless
@@ -303,10 +313,10 @@ ks_names_classes() {
 # Status 0 when it is tracing; 1 when it exited first (KS_RC[ID] holds its
 # status) or did not say "Tracing" within KS_START_TIMEOUT (it is killed).
 ks_start() {
-	local id=$1 end classes=()
+	local id=$1 end args
 	shift
-	ks_names_classes "$@" || classes=(-e "$KS_EVENTS")
-	"$KMEMSNOOP" "${classes[@]}" "$@" >"${KS_STDOUT:-$WORK/$id.out}" 2>"$WORK/$id.err" </dev/null &
+	mapfile -t args < <(ks_with_classes "$@")
+	"$KMEMSNOOP" "${args[@]}" >"${KS_STDOUT:-$WORK/$id.out}" 2>"$WORK/$id.err" </dev/null &
 	KS_PID[$id]=$!
 	KS_RC[$id]=
 	end=$((SECONDS + KS_START_TIMEOUT))
