@@ -277,6 +277,34 @@ wait_pid() {
 	wait "$pid" 2>/dev/null
 }
 
+# ---------------------------------------------------------------- --allocinfo tables
+
+AI_HEADER='allocinfo - version: 1.0'
+
+# ai_ntables FILE: how many tables (header lines) FILE has.
+ai_ntables() { grep -c "^$AI_HEADER\$" "$1"; }
+
+# ai_table FILE N: the lines of table N (1-based) after its header.
+ai_table() {
+	awk -v n="$2" -v h="$AI_HEADER" '$0 == h { t++; next } t == n' "$1"
+}
+
+# ai_wait_tables FILE N SECONDS: until FILE has at least N tables.
+ai_wait_tables() {
+	local end=$((SECONDS + $3))
+	while [ "$(ai_ntables "$1")" -lt "$2" ]; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.05
+	done
+}
+
+# ai_func_sum REGEX: from a table on stdin, "BYTES CALLS" summed over the
+# lines tagged func:NAME with NAME matching REGEX; "none" when there is none.
+ai_func_sum() {
+	awk -v re="^func:($1)\$" '$NF ~ re && $1 ~ /^-?[0-9]+$/ { b += $1; c += $2; n++ }
+	END { if (n) print b, c; else print "none" }'
+}
+
 # ---------------------------------------------------------------- kmemsnoop
 
 # The event classes ks_start traces when ARGS name none: the kmem events',

@@ -26,32 +26,12 @@ require_workload
 
 CLASS=$(kmalloc_class $((48 + SIZE)))
 WANT_BYTES=$((COUNT * CLASS))
-HEADER='allocinfo - version: 1.0'
+HEADER=$AI_HEADER
 
-# ntables FILE: how many tables (header lines) FILE has.
-ntables() { grep -c "^$HEADER\$" "$1"; }
-
-# table FILE N: the lines of table N (1-based) after its header.
-table() {
-	awk -v n="$2" -v h="$HEADER" '$0 == h { t++; next } t == n' "$1"
-}
-
-# msg_line: from a table on stdin, "BYTES CALLS" summed over the lines of
-# the load_msg call site (func:load_msg, or func:alloc_msg with DWARF:
-# alloc_msg is inlined into load_msg); "none" when there is none.
-msg_line() {
-	awk '$NF ~ /^func:(load_msg|alloc_msg)$/ && $1 ~ /^-?[0-9]+$/ { b += $1; c += $2; n++ }
-	END { if (n) print b, c; else print "none" }'
-}
-
-# wait_tables FILE N SECONDS: until FILE has at least N tables.
-wait_tables() {
-	local end=$((SECONDS + $3))
-	while [ "$(ntables "$1")" -lt "$2" ]; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
+# msg_line: from a table on stdin, "BYTES CALLS" of the load_msg call site
+# (func:load_msg, or func:alloc_msg with DWARF: alloc_msg is inlined into
+# load_msg); "none" when there is none.
+msg_line() { ai_func_sum 'load_msg|alloc_msg'; }
 
 # hold ID KS_ARGS...: msg_hold (lib.sh) with this test's SIZE and COUNT.
 hold() {
@@ -71,19 +51,19 @@ release() {
 # --- held and released, in one session with an interval -----------------
 if hold a --allocinfo 0.3; then
 	out=$(ks_out ka)
-	n=$(ntables "$out")
+	n=$(ai_ntables "$out")
 	# A table that began after the messages were held, complete.
-	if wait_tables "$out" $((n + 2)) 20; then
-		got=$(table "$out" $((n + 1)) | msg_line)
+	if ai_wait_tables "$out" $((n + 2)) 20; then
+		got=$(ai_table "$out" $((n + 1)) | msg_line)
 		[ "$got" = "$WANT_BYTES $COUNT" ]
-		check $? allocinfo.held "load_msg line while $COUNT messages of $SIZE bytes are held: got '$got', want '$WANT_BYTES $COUNT' (table: $(table "$out" $((n + 1)) | grep -E 'func:(load|alloc)_msg' | first_lines 3))"
+		check $? allocinfo.held "load_msg line while $COUNT messages of $SIZE bytes are held: got '$got', want '$WANT_BYTES $COUNT' (table: $(ai_table "$out" $((n + 1)) | grep -E 'func:(load|alloc)_msg' | first_lines 3))"
 	else
 		fail allocinfo.held "no table printed every 0.3 s after the messages were held" "$out" "$(ks_err ka)"
 	fi
 	release a
 	rc=$?
-	last=$(ntables "$out")
-	got=$(table "$out" "$last" | msg_line)
+	last=$(ai_ntables "$out")
+	got=$(ai_table "$out" "$last" | msg_line)
 	[ $rc -eq 0 ] && [ "$got" = "0 0" ]
 	check $? allocinfo.released "after msgrcv and IPC_RMID the last table's load_msg line should be '0 0', got '$got' (kmemsnoop status $rc; $(head -c 300 "$(ks_err ka)" | tr '\n' ' '))"
 
@@ -124,7 +104,7 @@ if wl_start wt msg "$SIZE" 30 && ks_start kt --allocinfo=total -p "${WL_PID[wt]}
 	wl_run wt
 	ks_wait kt 20
 	rc=$?
-	got=$(table "$(ks_out kt)" 1 | msg_line)
+	got=$(ai_table "$(ks_out kt)" 1 | msg_line)
 	[ $rc -eq 0 ] && [ "$got" = "$((30 * CLASS)) 30" ]
 	check $? allocinfo.total "30 messages sent and received: want '$((30 * CLASS)) 30', got '$got' (status $rc)"
 else
@@ -164,9 +144,9 @@ PAGES=32
 if wl_start wp pipe "$PAGES" && ks_start kp --allocinfo=total -e page -p "${WL_PID[wp]}"; then
 	wl_run wp
 	ks_wait kp 20
-	got=$(table "$(ks_out kp)" 1 | awk '$NF ~ /pipe_write$/ { b += $1; c += $2 } END { print b + 0, c + 0 }')
+	got=$(ai_table "$(ks_out kp)" 1 | awk '$NF ~ /pipe_write$/ { b += $1; c += $2 } END { print b + 0, c + 0 }')
 	[ "$got" = "$((PAGES * 4096)) $PAGES" ] || [ "$PAGE_SIZE" != 4096 ]
-	check $? allocinfo.pages "$PAGES one-page pipe writes: want '$((PAGES * 4096)) $PAGES' on the *pipe_write line, got '$got': $(table "$(ks_out kp)" 1 | sort -g | tail -n 3 | first_lines 3)"
+	check $? allocinfo.pages "$PAGES one-page pipe writes: want '$((PAGES * 4096)) $PAGES' on the *pipe_write line, got '$got': $(ai_table "$(ks_out kp)" 1 | sort -g | tail -n 3 | first_lines 3)"
 else
 	fail allocinfo.pages "start: $(ks_start_fail_why kp)"
 fi
@@ -175,8 +155,8 @@ fi
 if hold e --allocinfo -e cache; then
 	ks_stop ke
 	rc=$?
-	got=$(table "$(ks_out ke)" 1 | msg_line)
-	ncache=$(table "$(ks_out ke)" 1 | grep -c .)
+	got=$(ai_table "$(ks_out ke)" 1 | msg_line)
+	ncache=$(ai_table "$(ks_out ke)" 1 | grep -c .)
 	[ $rc -eq 0 ] && [ "$got" = none ]
 	check $? allocinfo.events_filter "-e cache: no load_msg (kmalloc) line expected, got '$got' ($ncache lines, status $rc)"
 	wl_kill we
@@ -187,7 +167,7 @@ fi
 if hold z --allocinfo --min-size $((48 + SIZE + 1)); then
 	ks_stop kz
 	rc=$?
-	got=$(table "$(ks_out kz)" 1 | msg_line)
+	got=$(ai_table "$(ks_out kz)" 1 | msg_line)
 	[ $rc -eq 0 ] && [ "$got" = none ]
 	check $? allocinfo.size_filter "--min-size $((48 + SIZE + 1)): no load_msg line expected for $((48 + SIZE))-byte requests, got '$got' (status $rc)"
 	wl_kill wz
@@ -199,7 +179,7 @@ fi
 if hold q --allocinfo --max-ptrs 4; then
 	ks_stop kq
 	rc=$?
-	t=$(table "$(ks_out kq)" 1)
+	t=$(ai_table "$(ks_out kq)" 1)
 	got=$(echo "$t" | msg_line)
 	note=$(echo "$t" | grep -E '^# kmemsnoop: not counted: [0-9]+ allocations \([0-9]+ bytes\): the pointer table was full' | head -n1)
 	calls=${got#* }
@@ -216,7 +196,7 @@ if hold r --allocinfo --max-ptrs 4 0.2; then
 	release r
 	rc=$?
 	out=$(ks_out kr)
-	got=$(table "$out" "$(ntables "$out")" | msg_line)
+	got=$(ai_table "$out" "$(ai_ntables "$out")" | msg_line)
 	notes=$(grep -c '^# kmemsnoop: not counted: [0-9]* allocations ([0-9]* bytes): the pointer table was full' "$out")
 	[ $rc -eq 0 ] && { [ "$got" = "0 0" ] || [ "$got" = none ]; } && [ "$notes" -gt 0 ]
 	check $? allocinfo.ptrs_full_release "--max-ptrs 4, messages held then released: want the last load_msg line '0 0' or none and 'not counted' notes, got '$got', $notes notes (status $rc)"

@@ -208,31 +208,18 @@ else
 fi
 
 # --- --allocinfo: outstanding while held, none after ------------------------
-AI_HEADER='allocinfo - version: 1.0'
-ntables() { grep -c "^$AI_HEADER\$" "$1"; }
-table() { awk -v n="$2" -v h="$AI_HEADER" '$0 == h { t++; next } t == n' "$1"; }
 # map_line: "BYTES CALLS" of the map code's lines of a table on stdin.
-map_line() {
-	awk '$NF ~ /^func:(bpf_map_alloc_percpu|bpf_array_alloc_percpu|array_map_alloc)$/ && $1 ~ /^-?[0-9]+$/ { b += $1; c += $2; n++ }
-	END { if (n) print b, c; else print "none" }'
-}
-wait_tables() {
-	local end=$((SECONDS + $3))
-	while [ "$(ntables "$1")" -lt "$2" ]; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
+map_line() { ai_func_sum 'bpf_map_alloc_percpu|bpf_array_alloc_percpu|array_map_alloc'; }
 if wl_traced a "percpu-map-hold $ENTRIES $SIZE" --allocinfo 0.3 -e percpu; then
 	wl_go wa
 	wait_for "$WORK/wa.wout" '^held$' 20
 	aout=$(ks_out ka)
-	n=$(ntables "$aout")
+	n=$(ai_ntables "$aout")
 	want="$((ENTRIES * SIZE * NCPUS)) $ENTRIES"
-	if wait_tables "$aout" $((n + 2)) 20; then
-		got=$(table "$aout" $((n + 1)) | map_line)
+	if ai_wait_tables "$aout" $((n + 2)) 20; then
+		got=$(ai_table "$aout" $((n + 1)) | map_line)
 		[ "$got" = "$want" ]
-		check $? percpu.allocinfo_held "while the map is held: want '$want' (size x possible CPUs x entries) for the map code, got '$got': $(table "$aout" $((n + 1)) | sort -g | tail -n 3 | first_lines 3)"
+		check $? percpu.allocinfo_held "while the map is held: want '$want' (size x possible CPUs x entries) for the map code, got '$got': $(ai_table "$aout" $((n + 1)) | sort -g | tail -n 3 | first_lines 3)"
 	else
 		fail percpu.allocinfo_held "no table every 0.3 s" "$aout" "$(ks_err ka)"
 	fi
@@ -242,7 +229,7 @@ if wl_traced a "percpu-map-hold $ENTRIES $SIZE" --allocinfo 0.3 -e percpu; then
 	got=
 	end=$((SECONDS + 20))
 	while [ $SECONDS -lt $end ]; do
-		got=$(table "$aout" "$(ntables "$aout")" | map_line)
+		got=$(ai_table "$aout" "$(ai_ntables "$aout")" | map_line)
 		[ "$got" = "0 0" ] && break
 		sleep 0.1
 	done

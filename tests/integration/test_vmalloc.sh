@@ -151,25 +151,13 @@ else
 fi
 
 # --- --allocinfo ----------------------------------------------------------------------
-ntables() { grep -c "^$HEADER\$" "$1"; }
-table() { awk -v n="$2" -v h="$HEADER" '$0 == h { t++; next } t == n' "$1"; }
-site_line() {
-	awk -v site="$SITE" '$NF ~ "^func:" site "$" && $1 ~ /^-?[0-9]+$/ { b += $1; c += $2; n++ }
-	END { if (n) print b, c; else print "none" }'
-}
-wait_tables() {
-	local end=$((SECONDS + $3))
-	while [ "$(ntables "$1")" -lt "$2" ]; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
+site_line() { ai_func_sum "$SITE"; }
 
 if hold a -e vmalloc,page --allocinfo 0.3; then
 	out=$(ks_out ka)
-	n=$(ntables "$out")
-	if wait_tables "$out" $((n + 2)) 20; then
-		t=$(table "$out" $((n + 1)))
+	n=$(ai_ntables "$out")
+	if ai_wait_tables "$out" $((n + 2)) 20; then
+		t=$(ai_table "$out" $((n + 1)))
 		got=$(echo "$t" | site_line)
 		# vmalloc's own area for the array of the area's page pointers
 		# (more than a page of them) may count under the same caller: the
@@ -190,7 +178,7 @@ if hold a -e vmalloc,page --allocinfo 0.3; then
 	end=$((SECONDS + 20))
 	got=
 	while [ $SECONDS -lt $end ]; do
-		got=$(table "$out" "$(ntables "$out")" | site_line)
+		got=$(ai_table "$out" "$(ai_ntables "$out")" | site_line)
 		[ "$got" = "0 0" ] && break
 		sleep 0.3
 	done
