@@ -28,6 +28,7 @@ done
 NOISE_PIDS="${WL_PID[n1]} ${WL_PID[n2]}"
 
 start_traced w k -- msg 100 "$COUNT" + openclose "$COUNT" + pipe 8
+ks_watch_misses k
 # shellcheck disable=SC2086
 oracle_ok=1
 oracle_start noise $NOISE_PIDS || oracle_ok=0
@@ -66,8 +67,19 @@ nmsg=$(ev_count "$tab" '$5 == "kmalloc" && $6 ~ /^load_msg\+/ && $8 == 148')
 nfree=$(ev_count "$tab" '$5 == "kfree" && $6 ~ /^free_msg\+/')
 nname=$(ev_count "$tab" "$NAMES_ALLOC")
 npage=$(ev_count "$tab" '$5 == "mm_page_alloc"')
-[ "$nmsg" -eq "$COUNT" ] && [ "$nfree" -eq "$COUNT" ] && [ "$nname" -ge "$COUNT" ] && [ "$npage" -ge 8 ]
-check $? pfilter.own_events "expected $COUNT load_msg kmallocs (got $nmsg), $COUNT free_msg kfrees (got $nfree), >= $COUNT names_cache allocations (got $nname), >= 8 mm_page_alloc (got $npage)"
+why="expected $COUNT load_msg kmallocs (got $nmsg), $COUNT free_msg kfrees (got $nfree), >= $COUNT names_cache allocations (got $nname), >= 8 mm_page_alloc (got $npage)"
+ks_final_misses k
+misses=$(ks_misses k)
+short=$((COUNT - nmsg + COUNT - nfree))
+[ "$nname" -lt "$COUNT" ] && short=$((short + COUNT - nname))
+[ "$npage" -lt 8 ] && short=$((short + 8 - npage))
+if [ "$nmsg" -eq "$COUNT" ] && [ "$nfree" -eq "$COUNT" ] && [ "$nname" -ge "$COUNT" ] && [ "$npage" -ge 8 ]; then
+	pass pfilter.own_events
+elif [ "$nmsg" -le "$COUNT" ] && [ "$nfree" -le "$COUNT" ] && [ "$misses" -ge "$short" ]; then
+	skip pfilter.own_events "$why, and the programs missed $misses events (a program already running on that CPU)"
+else
+	fail pfilter.own_events "$why"
+fi
 
 # The noise really allocated while kmemsnoop was tracing.
 if [ $oracle_ok = 1 ]; then

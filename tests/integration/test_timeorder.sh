@@ -107,8 +107,17 @@ if run text; then
 	na=$(ev_count "$WORK/text.tab" '$5 == "kmalloc" && $6 ~ /^load_msg\+/')
 	nf=$(ev_count "$WORK/text.tab" '$5 == "kfree" && $6 ~ /^free_msg\+/')
 	nn=$(ev_count "$WORK/text.tab" "$FILP_ALLOC")
-	[ "$na" -eq $PP_COUNT ] && [ "$nf" -eq $PP_COUNT ] && [ "$nn" -eq $((2 * OC)) ]
-	check $? timeorder.text_events "load_msg kmallocs $na, free_msg kfrees $nf (want $PP_COUNT each), filp allocations $nn (want $((2 * OC)))"
+	why="load_msg kmallocs $na, free_msg kfrees $nf (want $PP_COUNT each), filp allocations $nn (want $((2 * OC)))"
+	ks_final_misses text
+	misses=$(cat "$WORK/text.misses" 2>/dev/null || echo 0)
+	if [ "$na" -eq $PP_COUNT ] && [ "$nf" -eq $PP_COUNT ] && [ "$nn" -eq $((2 * OC)) ]; then
+		pass timeorder.text_events
+	elif [ "$na" -le $PP_COUNT ] && [ "$nf" -le $PP_COUNT ] && [ "$nn" -le $((2 * OC)) ] &&
+		[ "$misses" -ge $((2 * PP_COUNT + 2 * OC - na - nf - nn)) ]; then
+		skip timeorder.text_events "$why, and the programs missed $misses events (a program already running on that CPU)"
+	else
+		fail timeorder.text_events "$why"
+	fi
 fi
 
 if ! command -v python3 >/dev/null; then
