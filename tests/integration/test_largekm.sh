@@ -78,7 +78,11 @@ if traced f --allocinfo -e kmalloc,page "${SIZES[@]}"; then
 	ring=$(echo "$r" | grep -cE "func:$SITE\$")
 	left=$(echo "$r" | awk '$1 != 0 || $2 != 0' | first_lines 3)
 	again=$(grep -h 'allocated again' "$(ks_out kf)" "$(ks_err kf)" | first_lines 1)
-	[ "$ring" -ge 1 ] && [ -z "$left" ] && [ -z "$again" ]
+	# As for hist.once below: up to 2 stray order-2 pages of the process
+	# (seen once in an arm64 7.2 VM) whose free the page events did not show
+	# may be reported; each large kmalloc's missed free would give 2N.
+	nagain=$(echo "$again" | sed -n 's/^# kmemsnoop: \([0-9]*\) allocations .*/\1/p')
+	[ "$ring" -ge 1 ] && [ -z "$left" ] && { [ -z "$again" ] || [ "${nagain:-3}" -le 2 ]; }
 	check $? largekm.allocinfo.freed "after the closes every line should be 0 0 (pipe_resize_ring lines: $ring): left '${left:-none}'; note '${again:-none}'"
 else
 	fail largekm.allocinfo.freed "$WHY"
