@@ -569,14 +569,32 @@ unsigned long long session_missed(const struct session *s)
 	return misses;
 }
 
+/* The kernel releases a pid when its process is reaped, after the frees
+ * of its exit; the BPF side forgets the process only when its task is
+ * freed, which RCU can put off for many seconds. */
+static bool process_reaped(__u32 tgid)
+{
+	return kill((pid_t)tgid, 0) && errno == ESRCH;
+}
+
 static bool traced_processes_gone(const struct session *s)
 {
-	__u32 key;
+	int fd = bpf_map__fd(s->skel->maps.traced_tgids);
+	__u32 key, next, left = bpf_map__max_entries(s->skel->maps.traced_tgids);
+	const __u32 *prev = NULL;
 
 	if (!s->env->pid)
 		return false;
-	return bpf_map_get_next_key(bpf_map__fd(s->skel->maps.traced_tgids), NULL, &key) &&
-	       errno == ENOENT;
+	/* A key deleted under the walk restarts it: bound the steps. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!left--)
+			return false;
+		if (!process_reaped(next))
+			return false;
+		key = next;
+		prev = &key;
+	}
+	return errno == ENOENT;
 }
 
 /* The mode that waits for the loop (rings, keys), if any. */
