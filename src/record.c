@@ -38,6 +38,7 @@ static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event 
 			return;
 		memcpy(&t, f, offsetof(struct kmt_feat_task, reserved2));
 		ev->has_task = true;
+		ev->ev_flags = t.ev_flags;
 		ev->pid = t.pid;
 		ev->tid = t.tid;
 		copy_str(ev->comm, t.comm, KMT_COMM_LEN);
@@ -167,6 +168,10 @@ const char *kmt_decode_error(enum kmt_decode_status status)
 
 const char *kmt_event_name(const struct kmt_event *ev)
 {
+	static const char *const bulk_names[2][KMT_TYPE_CACHE + 1] = {
+		{ "kmalloc", "kmem_cache_alloc_bulk" },
+		{ "kfree_bulk", "kmem_cache_free_bulk" },
+	};
 	static const char *const names[2][KMT_TYPE_COUNT] = {
 		{ "kmalloc", "kmem_cache_alloc", "mm_page_alloc", "vmalloc", "percpu_alloc_percpu" },
 		{ "kfree", "kmem_cache_free", "mm_page_free", "vfree", "percpu_free_percpu" },
@@ -174,6 +179,8 @@ const char *kmt_event_name(const struct kmt_event *ev)
 
 	if (ev->event_id > KMT_EVENT_FREE || ev->type_id >= KMT_TYPE_COUNT)
 		return "unknown";
+	if ((ev->ev_flags & KMT_EV_BULK) && ev->type_id <= KMT_TYPE_CACHE)
+		return bulk_names[ev->event_id][ev->type_id];
 	/* Seen through the kernel's vmap_area tracepoints: their names. */
 	if (ev->type_id == KMT_TYPE_VMALLOC && (ev->vmalloc_flags & KMT_VMALLOC_AREA))
 		return ev->event_id == KMT_EVENT_ALLOC ? "alloc_vmap_area" : "free_vmap_area_noflush";

@@ -28,6 +28,7 @@ struct kmt_event {
 	__u64 timestamp;
 
 	bool has_task;
+	__u8 ev_flags; /* KMT_EV_* */
 	__u32 pid;
 	__u32 tid;
 	char comm[KMT_COMM_LEN + 1];
@@ -76,7 +77,8 @@ static inline int kmt_seq_cmp(__s32 a, __s32 b)
 }
 
 /* The kernel's name for the event: kmalloc, kfree, kmem_cache_alloc, ...,
- * percpu_alloc_percpu, percpu_free_percpu. */
+ * percpu_alloc_percpu, percpu_free_percpu; for an object of a bulk call,
+ * the function's: kmem_cache_alloc_bulk, kmem_cache_free_bulk, kfree_bulk. */
 const char *kmt_event_name(const struct kmt_event *ev);
 
 #endif

@@ -247,43 +247,9 @@ static int choose_programs(struct session *s)
 	return 0;
 }
 
-/*
- * The kernel functions of the fentry/fexit sources the modes want
- * (fentry.c), and once, what cannot be seen for want of them.  Rows whose
- * class is not selected are not probed, and then not loaded.
- */
-static void choose_functions(struct session *s)
+/* How vmalloc is traced where its fexit cannot be: said once. */
+static void say_vmalloc_fallback(const struct session *s, const char *why)
 {
-	char why[256] = "", row_why[256];
-	bool wanted = false;
-
-	for (int src = 0; src < SRC_COUNT; src++) {
-		const struct event_source *es = &event_sources[src];
-
-		bool covered = false;
-
-		if (!is_function(src) || !class_wanted(s, es))
-			continue;
-		wanted = true;
-		for (int alt = 0; alt < src; alt++)
-			covered |= (es->unless & SOURCE_BIT(alt)) && s->kf.has_source[alt];
-		if (covered)
-			continue; /* an earlier row serves instead */
-		s->funcs[src] = fentry_choose(s->vmlinux, es, row_why, sizeof(row_why));
-		s->kf.has_source[src] = s->funcs[src] != NULL;
-		if (!s->funcs[src] && !why[0])
-			memcpy(why, row_why, sizeof(why));
-		/* The allocations traced without their frees: say it. */
-		if (!s->funcs[src] && es->role == ROLE_FREE &&
-		    (s->kf.has_source[SRC_VMALLOC_NODE_RANGE] || s->kf.has_source[SRC_VMALLOC_NODE]))
-			fprintf(stderr, "kmemsnoop: %s is not traced (%s): the vmalloc areas it "
-					"frees stay outstanding for --allocinfo\n", es->name, row_why);
-		if (s->funcs[src] && s->env->verbose)
-			fprintf(stderr, "kmemsnoop: %s through %s %s\n", es->name, s->funcs[src],
-				es->kind == SOURCE_FEXIT ? "(fexit)" : "(fentry)");
-	}
-	if (!wanted || s->kf.has_source[SRC_VMALLOC_NODE_RANGE])
-		return;
 	if (s->kf.has_source[SRC_VMALLOC_NODE])
 		fprintf(stderr, "kmemsnoop: vmalloc through %s only (%s): areas allocated by "
 				"direct callers of __vmalloc_node_range (BPF maps, modules) are not "
@@ -294,6 +260,73 @@ static void choose_functions(struct session *s)
 	else
 		fprintf(stderr, "kmemsnoop: vmalloc is not traced (%s; no vmap_area "
 				"tracepoints)\n", why);
+}
+
+/* Slab objects allocated or freed in bulk have no tracepoint: said once. */
+static void say_bulk_unseen(const struct session *s, const char *alloc_why,
+			    const char *free_why)
+{
+	bool alloc = class_wanted(s, &event_sources[SRC_CACHE_ALLOC_BULK]);
+	bool free = class_wanted(s, &event_sources[SRC_CACHE_FREE_BULK]);
+
+	alloc = alloc && !s->funcs[SRC_CACHE_ALLOC_BULK];
+	free = free && !s->funcs[SRC_CACHE_FREE_BULK];
+	if (alloc && free && !strcmp(alloc_why, free_why)) {
+		fprintf(stderr, "kmemsnoop: slab objects allocated or freed in bulk "
+				"(kmem_cache_alloc_bulk, kmem_cache_free_bulk, kfree_bulk) are not "
+				"seen (%s): --allocinfo counts freed ones until their address is "
+				"allocated again\n", alloc_why);
+		return;
+	}
+	if (alloc)
+		fprintf(stderr, "kmemsnoop: objects of kmem_cache_alloc_bulk are not seen (%s)\n",
+			alloc_why);
+	if (free)
+		fprintf(stderr, "kmemsnoop: objects of kmem_cache_free_bulk and kfree_bulk are not "
+				"seen (%s): --allocinfo counts them until their address is "
+				"allocated again\n", free_why);
+}
+
+/*
+ * The kernel functions of the fentry/fexit sources the modes want
+ * (fentry.c), and once, what cannot be seen for want of them.  Rows whose
+ * class is not selected are not probed, and then not loaded.
+ */
+static void choose_functions(struct session *s)
+{
+	char why[256] = "", row_why[256], bulk_why[2][256] = { "", "" };
+	bool wanted = false;
+
+	for (int src = 0; src < SRC_COUNT; src++) {
+		const struct event_source *es = &event_sources[src];
+
+		bool covered = false;
+
+		if (!is_function(src) || !class_wanted(s, es))
+			continue;
+		wanted |= (es->class & EV_VMALLOC) != 0;
+		for (int alt = 0; alt < src; alt++)
+			covered |= (es->unless & SOURCE_BIT(alt)) && s->kf.has_source[alt];
+		if (covered)
+			continue; /* an earlier row serves instead */
+		s->funcs[src] = fentry_choose(s->vmlinux, es, row_why, sizeof(row_why));
+		s->kf.has_source[src] = s->funcs[src] != NULL;
+		if (src == SRC_CACHE_ALLOC_BULK || src == SRC_CACHE_FREE_BULK)
+			memcpy(bulk_why[src == SRC_CACHE_FREE_BULK], row_why, sizeof(row_why));
+		else if (!s->funcs[src] && !why[0])
+			memcpy(why, row_why, sizeof(why));
+		/* The allocations traced without their frees: say it. */
+		if (!s->funcs[src] && es->role == ROLE_FREE && (es->class & EV_VMALLOC) &&
+		    (s->kf.has_source[SRC_VMALLOC_NODE_RANGE] || s->kf.has_source[SRC_VMALLOC_NODE]))
+			fprintf(stderr, "kmemsnoop: %s is not traced (%s): the vmalloc areas it "
+					"frees stay outstanding for --allocinfo\n", es->name, row_why);
+		if (s->funcs[src] && s->env->verbose)
+			fprintf(stderr, "kmemsnoop: %s through %s %s\n", es->name, s->funcs[src],
+				es->kind == SOURCE_FEXIT ? "(fexit)" : "(fentry)");
+	}
+	say_bulk_unseen(s, bulk_why[0], bulk_why[1]);
+	if (wanted && !s->kf.has_source[SRC_VMALLOC_NODE_RANGE])
+		say_vmalloc_fallback(s, why);
 }
 
 /* Forgets the fentry/fexit sources: their programs would not load. */
@@ -342,22 +375,27 @@ static void configure_large(struct session *s)
 	ro->large_min_order = order;
 }
 
-/* The vmalloc API's own text, which a call site taken from a kernel stack
- * steps over (vmalloc.bpf.h): only where such a stack is taken. */
+/* The allocator functions' own text, which a call site taken from a kernel
+ * stack steps over (vmalloc.bpf.h): only where such a stack is taken. */
 static void configure_vmalloc(struct session *s)
 {
+	static const enum kmt_source stack_sites[] = {
+		SRC_VFREE,	    SRC_VFREE_ATOMIC,	  SRC_ALLOC_VMAP_AREA,
+		SRC_FREE_VMAP_AREA_NOFLUSH, SRC_CACHE_ALLOC_BULK, SRC_CACHE_FREE_BULK,
+	};
 	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
+	bool wanted = false;
 	int n;
 
-	if (!session_source_wanted(s, SRC_VFREE) && !session_source_wanted(s, SRC_VFREE_ATOMIC) &&
-	    !session_source_wanted(s, SRC_ALLOC_VMAP_AREA) &&
-	    !session_source_wanted(s, SRC_FREE_VMAP_AREA_NOFLUSH))
+	for (size_t i = 0; i < sizeof(stack_sites) / sizeof(stack_sites[0]); i++)
+		wanted |= session_source_wanted(s, stack_sites[i]);
+	if (!wanted)
 		return;
 	n = vmcallers_ranges(session_ksyms(s), (struct kmt_text_range *)ro->vm_internal,
 			     KMT_VM_RANGES);
 	ro->vm_internal_n = n;
 	if (s->env->verbose)
-		fprintf(stderr, "kmemsnoop: %d vmalloc functions stepped over in call sites\n", n);
+		fprintf(stderr, "kmemsnoop: %d allocator functions stepped over in call sites\n", n);
 }
 
 /* What every mode shares: the filters and the kernel's layouts. */
@@ -711,6 +749,10 @@ static int finish(struct session *s, int ret)
 		memcpy(first, s->err, sizeof(first));
 		ret = -1;
 	}
+	if (s->skel->bss->bulk_unseen)
+		fprintf(stderr, "kmemsnoop: %llu objects of bulk allocations and frees were not "
+				"seen: past the first %d of their call\n",
+			(unsigned long long)s->skel->bss->bulk_unseen, KMT_BULK_MAX);
 	if (s->target_gone)
 		fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", s->env->pid);
 	memcpy(s->err, first, sizeof(first));

@@ -51,6 +51,13 @@ const struct event_source event_sources[SRC_COUNT] = {
 					 EV_VMALLOC, { NULL }, 0,
 					 SOURCE_BIT(SRC_VMALLOC_NODE_RANGE) |
 						 SOURCE_BIT(SRC_VMALLOC_NODE) },
+	/* Objects allocated or freed in bulk: no tracepoint sees them. */
+	[SRC_CACHE_ALLOC_BULK] = { "cache_alloc_bulk", SOURCE_FEXIT, ROLE_ALLOC, EV_CACHE,
+				   { "kmem_cache_alloc_bulk_noprof", "kmem_cache_alloc_bulk" }, 4,
+				   0 },
+	/* kfree_bulk() is kmem_cache_free_bulk(NULL, ...): kmalloc'd objects. */
+	[SRC_CACHE_FREE_BULK] = { "cache_free_bulk", SOURCE_FENTRY, ROLE_FREE,
+				  EV_CACHE | EV_KMALLOC, { "kmem_cache_free_bulk" }, 3, 0 },
 };
 
 const struct event_class event_classes[] = {

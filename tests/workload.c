@@ -146,6 +146,19 @@
  *       following the process is still there when the area is freed.
  *       Needs CAP_BPF (or root).
  *
+ *   uring-hold N
+ *       io_uring_setup of N entries, then N no-op requests (IORING_OP_NOP)
+ *       submitted in one io_uring_enter that waits for their N
+ *       completions.  io_uring takes its requests (struct io_kiocb) from
+ *       the slab with kmem_cache_alloc_bulk, 8 at a time (5.10 asks for
+ *       fewer when fewer are left to submit), which no kmem tracepoint
+ *       sees: N objects at least, every one from the same call site
+ *       (__io_alloc_req_refill on 6.x).  Prints "held", waits for a byte
+ *       (or SIGUSR1), closes the ring, prints "closed" and waits for
+ *       another: the ring's cached requests are freed by a kworker (one
+ *       kmem_cache_free each on 6.x; 5.10 frees each at its completion and
+ *       the unused ones with kmem_cache_free_bulk).
+ *
  * Exit status: 0 done, 1 a system call failed, 2 bad usage.
  */
 #define _GNU_SOURCE
@@ -161,6 +174,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/bpf.h>
+#include <linux/io_uring.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
@@ -207,7 +221,7 @@ usage(const char *fmt, ...)
 	      "          pipe PAGES | piperesize N | openclose N |\n"
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
 	      "          pages-rounds SECONDS PAGES |\n"
-	      "          percpu-map-hold ENTRIES SIZE\n",
+	      "          percpu-map-hold ENTRIES SIZE | uring-hold N\n",
 	      stderr);
 	exit(2);
 }
@@ -420,6 +434,48 @@ static void do_percpu_map_hold(long entries, long size)
 static void do_bpfarray_hold(long kib)
 {
 	hold_bpf_map(BPF_MAP_TYPE_ARRAY, 4096, kib / 4);
+}
+
+/* A ring of n entries and n no-ops through it; see uring-hold above. */
+static void do_uring_hold(long n)
+{
+	struct io_uring_params p;
+	struct io_uring_sqe *sqes;
+	unsigned char *sq;
+	size_t sq_len, sqes_len;
+	__u32 *array;
+	int fd;
+
+	memset(&p, 0, sizeof(p));
+	fd = syscall(SYS_io_uring_setup, (unsigned)n, &p);
+	if (fd < 0)
+		die("io_uring_setup");
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(__u32);
+	sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+		  IORING_OFF_SQ_RING);
+	sqes = mmap(NULL, sqes_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+		    IORING_OFF_SQES);
+	if (sq == MAP_FAILED || sqes == MAP_FAILED)
+		die("mmap(io_uring)");
+	array = (__u32 *)(sq + p.sq_off.array);
+	memset(sqes, 0, sqes_len);
+	for (long i = 0; i < n; i++) {
+		sqes[i].opcode = IORING_OP_NOP;
+		sqes[i].user_data = i;
+		array[i] = i;
+	}
+	__atomic_store_n((__u32 *)(sq + p.sq_off.tail), (__u32)n, __ATOMIC_RELEASE);
+	if (syscall(SYS_io_uring_enter, fd, (unsigned)n, (unsigned)n, IORING_ENTER_GETEVENTS, NULL,
+		    0) != n)
+		die("io_uring_enter");
+	say("held\n");
+	wait_for_go();
+	munmap(sqes, sqes_len);
+	munmap(sq, sq_len);
+	close(fd);
+	say("closed\n");
+	wait_for_go();
 }
 
 static void do_openclose(long n)
@@ -645,7 +701,7 @@ static void parse_step(char **av, int n, struct step *st)
 	    !strcmp(cmd, "fork-msg") || !strcmp(cmd, "thread-msg") || !strcmp(cmd, "pingpong"))
 		want = 2;
 	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize") ||
-		 !strcmp(cmd, "bpfarray-hold"))
+		 !strcmp(cmd, "bpfarray-hold") || !strcmp(cmd, "uring-hold"))
 		want = 1;
 	else if (!strcmp(cmd, "noise") || !strcmp(cmd, "pages-rounds"))
 		want = 2;
@@ -664,6 +720,8 @@ static void parse_step(char **av, int n, struct step *st)
 		st->a = number(av[1], 0, 100000000, "N");
 	} else if (!strcmp(cmd, "bpfarray-hold")) {
 		st->a = number(av[1], 4, 1024 * 1024, "KIB");
+	} else if (!strcmp(cmd, "uring-hold")) {
+		st->a = number(av[1], 1, 256, "N");
 	} else if (!strcmp(cmd, "noise")) {
 		st->a = number(av[1], 0, 86400, "SECONDS");
 		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
@@ -701,6 +759,8 @@ static void run_step(const struct step *st)
 		do_piperesize(st->a);
 	else if (!strcmp(st->cmd, "bpfarray-hold"))
 		do_bpfarray_hold(st->a);
+	else if (!strcmp(st->cmd, "uring-hold"))
+		do_uring_hold(st->a);
 	else if (!strcmp(st->cmd, "noise"))
 		do_noise(st->a, st->b);
 	else if (!strcmp(st->cmd, "msg-rounds"))

@@ -136,8 +136,8 @@ static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool bt
 		stat_alloc(KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc, has_cache ? s : NULL, btf,
 			   node_tp, node, &ev);
 	if (do_stream)
-		stream_cache_alloc(ctx, &ev, atomic_fetch, btf, has_cache ? s : NULL, ptr, req, alloc,
-				   gfp, node);
+		stream_cache_alloc(&ev, atomic_fetch, btf, has_cache ? s : NULL, ARG(ctx, 0), ptr, req,
+				   alloc, gfp, node, 0);
 	return 0;
 }
 
@@ -171,7 +171,7 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 	if (do_stat)
 		stat_free(ptr, &ev);
 	if (do_stream)
-		stream_kfree(ctx, &ev, atomic_fetch, ptr);
+		stream_kfree(&ev, atomic_fetch, ARG(ctx, 0), ptr, 0);
 	return 0;
 }
 
@@ -386,6 +386,105 @@ static __always_inline int on_free_vmap_area(__u64 *ctx, bool atomic_fetch, bool
 	return on_vfree_ptr(ctx, atomic_fetch, ARG(ctx, 0), KMT_VMALLOC_AREA);
 }
 
+/* --- bulk: kmem_cache_alloc_bulk, kmem_cache_free_bulk (kfree_bulk) -------- */
+
+/*
+ * The slab's bulk functions fire no event per object.  Their fexit/fentry
+ * programs read the array of objects, at most KMT_BULK_MAX a call (a
+ * bounded loop: the verifier walks each pass), and hand each object to the
+ * parts as one allocation or free marked KMT_EV_BULK; the objects past the
+ * bound are counted here and reported.  The call site is the first frame
+ * past the bulk function, from a short stack, as vfree's.
+ */
+__u64 bulk_unseen = 0;
+
+static __always_inline __u32 bulk_count(long n)
+{
+	if (n <= 0)
+		return 0;
+	if (n > KMT_BULK_MAX) {
+		__sync_fetch_and_add(&bulk_unseen, n - KMT_BULK_MAX);
+		return KMT_BULK_MAX;
+	}
+	return n;
+}
+
+static __always_inline __u64 bulk_object(__u64 array, __u32 i)
+{
+	__u64 obj = 0;
+
+	bpf_probe_read_kernel(&obj, sizeof(obj), (const void *)(array + (__u64)i * sizeof(obj)));
+	return obj;
+}
+
+/* kmem_cache_alloc_bulk(s, flags, size, p) returned how many of p it filled. */
+static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	struct event_ctx ev;
+	struct kmem_cache *s = (void *)ARG(ctx, 0);
+	__u64 array = arg_number(ctx, 3), site, req, alloc;
+	__u32 n = bulk_count((int)ARG(ctx, 4)), gfp = ARG(ctx, 1);
+
+	if (!n || !task_passes(&ev))
+		return 0;
+	req = KREAD(btf, s, object_size);
+	alloc = KREAD(btf, s, size);
+	site = vm_call_site(ctx);
+	for (__u32 i = 0; i < KMT_BULK_MAX; i++) {
+		__u64 ptr;
+
+		if (i >= n)
+			break;
+		ptr = bulk_object(array, i);
+		if (!size_passes(ptr, req))
+			continue;
+		if (do_allocinfo)
+			allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, site, ptr, alloc);
+		if (do_hist)
+			hist_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf);
+		if (do_stat)
+			stat_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf, false, -1, &ev);
+		if (do_stream)
+			stream_cache_alloc(&ev, atomic_fetch, btf, s, site, ptr, req, alloc, gfp, -1,
+					   KMT_EV_BULK);
+	}
+	return 0;
+}
+
+/* kmem_cache_free_bulk(s, size, p); kfree_bulk(size, p) passes s NULL: kfrees. */
+static __always_inline int on_cache_free_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	struct event_ctx ev;
+	struct kmem_cache *s = (void *)ARG(ctx, 0);
+	__u64 array = arg_number(ctx, 2), site = 0;
+	__u32 n = bulk_count(ARG(ctx, 1));
+	__u8 type = s ? KMT_TYPE_CACHE : KMT_TYPE_KMALLOC;
+	bool filtered = free_wanted_by_filtered(s ? EV_CACHE : EV_KMALLOC) && task_passes(&ev);
+
+	if (filtered && do_stream)
+		site = vm_call_site(ctx);
+	for (__u32 i = 0; i < KMT_BULK_MAX; i++) {
+		__u64 ptr;
+
+		if (i >= n)
+			break;
+		ptr = bulk_object(array, i);
+		if (do_allocinfo)
+			allocinfo_free(atomic_fetch, type, ptr, 0);
+		if (!filtered || !free_size_passes(ptr))
+			continue;
+		if (do_hist)
+			hist_free(type, ptr);
+		if (do_stat)
+			stat_free(ptr, &ev);
+		if (do_stream && s)
+			stream_cache_free_bulk(&ev, atomic_fetch, s, site, ptr);
+		else if (do_stream)
+			stream_kfree(&ev, atomic_fetch, site, ptr, KMT_EV_BULK);
+	}
+	return 0;
+}
+
 /* --- sched: following -p across fork -------------------------------------- */
 
 static __always_inline int on_fork(__u64 *ctx, bool atomic_fetch, bool btf)
@@ -453,3 +552,5 @@ KMT_FUNC_ENTRY_POINTS(fexit, vmalloc_node_range, on_vmalloc_node_range)
 KMT_FUNC_ENTRY_POINTS(fexit, vmalloc_node, on_vmalloc_node)
 KMT_FUNC_ENTRY_POINTS(fentry, vfree, on_vfree)
 KMT_FUNC_ENTRY_POINTS(fentry, vfree_atomic, on_vfree)
+KMT_FUNC_ENTRY_POINTS(fexit, cache_alloc_bulk, on_cache_alloc_bulk)
+KMT_FUNC_ENTRY_POINTS(fentry, cache_free_bulk, on_cache_free_bulk)

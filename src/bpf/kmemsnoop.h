@@ -158,6 +158,8 @@ struct kmt_stat_misc {
  */
 #define KMT_VM_RANGES 64
 #define KMT_VM_FRAMES 12
+/* The objects of one kmem_cache_{alloc,free}_bulk call the BPF side reads. */
+#define KMT_BULK_MAX 32
 
 struct kmt_text_range {
 	__u64 start;

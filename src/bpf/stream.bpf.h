@@ -240,19 +240,21 @@ static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev, boo
 	submit(ev, rec);
 }
 
-/* s: the event's cache where it names one, else NULL. */
-static __always_inline void stream_cache_alloc(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
-					       bool btf, struct kmem_cache *s, __u64 ptr, __u64 req,
-					       __u64 alloc, __u32 gfp, __s32 node)
+/* s: the event's cache where it names one, else NULL; ev_flags: KMT_EV_*. */
+static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic_fetch, bool btf,
+					       struct kmem_cache *s, __u64 call_site, __u64 ptr,
+					       __u64 req, __u64 alloc, __u32 gfp, __s32 node,
+					       __u8 ev_flags)
 {
 	struct kmt_rec_cache_alloc *rec = reserve(ev, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
-		  ARG(ctx, 0), ptr);
+		  call_site, ptr);
 	fill_alloc(&rec->alloc, req, alloc, gfp, node);
 	fill_context(&rec->time, &rec->task, ev);
+	rec->task.ev_flags = ev_flags;
 	if (s) {
 		fill_cache_from_struct(&rec->cache, s, btf);
 	} else {
@@ -262,16 +264,33 @@ static __always_inline void stream_cache_alloc(__u64 *ctx, struct event_ctx *ev,
 	submit(ev, rec);
 }
 
-static __always_inline void stream_kfree(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
-					 __u64 ptr)
+static __always_inline void stream_kfree(struct event_ctx *ev, bool atomic_fetch, __u64 call_site,
+					 __u64 ptr, __u8 ev_flags)
 {
 	struct kmt_rec_kfree *rec = reserve(ev, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
-		  ARG(ctx, 0), ptr);
+		  call_site, ptr);
 	fill_context(&rec->time, &rec->task, ev);
+	rec->task.ev_flags = ev_flags;
+	submit(ev, rec);
+}
+
+/* An object of kmem_cache_free_bulk(s, ...): the cache is s. */
+static __always_inline void stream_cache_free_bulk(struct event_ctx *ev, bool atomic_fetch,
+						   struct kmem_cache *s, __u64 call_site, __u64 ptr)
+{
+	struct kmt_rec_cache_free *rec = reserve(ev, sizeof(*rec));
+
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
+		  call_site, ptr);
+	fill_context(&rec->time, &rec->task, ev);
+	rec->task.ev_flags = KMT_EV_BULK;
+	fill_cache_from_struct(&rec->cache, s, true);
 	submit(ev, rec);
 }
 

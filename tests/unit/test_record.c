@@ -313,11 +313,57 @@ static void test_pfn_pick_base(struct unit *u)
 	unit_end(&c);
 }
 
+/* Objects of bulk calls: the task feature's byte 3 names the function. */
+static void test_bulk_names(struct unit *u)
+{
+	static const struct {
+		__u8 event, type, flags;
+		const char *name;
+	} cases[] = {
+		{ KMT_EVENT_ALLOC, KMT_TYPE_CACHE, KMT_EV_BULK, "kmem_cache_alloc_bulk" },
+		{ KMT_EVENT_FREE, KMT_TYPE_CACHE, KMT_EV_BULK, "kmem_cache_free_bulk" },
+		{ KMT_EVENT_FREE, KMT_TYPE_KMALLOC, KMT_EV_BULK, "kfree_bulk" },
+		{ KMT_EVENT_FREE, KMT_TYPE_CACHE, 0, "kmem_cache_free" },
+		{ KMT_EVENT_FREE, KMT_TYPE_PAGES, KMT_EV_BULK, "mm_page_free" },
+	};
+	struct unit_case c;
+	struct kmt_rec_cache_free rec = {};
+	struct kmt_event ev;
+
+	unit_begin(&c, u, "record_bulk_names");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rec.core = (struct kmt_core){ .event_id = cases[i].event, .type_id = cases[i].type,
+					      .event_size = sizeof(rec) };
+		rec.time = (struct kmt_feat_time){ .size = sizeof(rec.time), .id = KMT_FEAT_TIME };
+		rec.task = (struct kmt_feat_task){ .size = sizeof(rec.task), .id = KMT_FEAT_TASK,
+						   .ev_flags = cases[i].flags };
+		rec.cache = (struct kmt_feat_cache){ .size = sizeof(rec.cache),
+						     .id = KMT_FEAT_CACHE };
+		if (cases[i].event == KMT_EVENT_ALLOC) {
+			/* An allocation has its sizes after the core. */
+			unsigned char buf[sizeof(rec) + sizeof(struct kmt_alloc)] = { 0 };
+			size_t core_len = sizeof(rec.core);
+
+			rec.core.event_size = sizeof(buf);
+			memcpy(buf, &rec.core, core_len);
+			memcpy(buf + core_len + sizeof(struct kmt_alloc), (char *)&rec + core_len,
+			       sizeof(rec) - core_len);
+			CHECK_U64(&c, kmt_decode(buf, sizeof(buf), &ev), KMT_OK);
+		} else {
+			CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+		}
+		CHECK_U64(&c, ev.ev_flags, cases[i].flags);
+		CHECK_STR(&c, kmt_event_name(&ev), cases[i].name);
+	}
+	unit_end(&c);
+}
+
 void test_record(struct unit *u)
 {
 	test_kmalloc_record(u);
 	test_bpf_struct_layout(u);
 	test_percpu_records(u);
+	test_bulk_names(u);
 	test_unknown_feature_skipped(u);
 	test_abi1_record(u);
 	test_corrupt_records(u);
