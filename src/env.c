@@ -473,8 +473,9 @@ static const struct opt_spec options[] = {
 	  "only tasks in the cgroup v2 directory PATH or its descendants (a container: e.g. "
 	  "/sys/fs/cgroup/system.slice/NAME.scope)", opt_cgroup, 0 },
 	{ "events", 'e', required_argument, "=LIST", GROUP_FILTER,
-	  "event classes, comma separated: kmalloc (kmalloc, kfree), cache (kmem_cache_alloc, "
-	  "kmem_cache_free), page (mm_page_alloc, mm_page_free), vmalloc (vmalloc, vfree), "
+	  "event classes, comma separated: kmalloc (kmalloc, kfree, kfree_bulk), cache "
+	  "(kmem_cache_alloc, kmem_cache_free, and the objects of kmem_cache_alloc_bulk and "
+	  "kmem_cache_free_bulk where fentry is allowed), page (mm_page_alloc, mm_page_free), vmalloc (vmalloc, vfree), "
 	  "percpu (percpu_alloc_percpu, percpu_free_percpu); default: all", opt_events, 0 },
 	{ "min-size", LONG_ONLY(0), required_argument, "=BYTES", GROUP_FILTER,
 	  "only allocations of at least BYTES requested (pages: PAGE_SIZE << order), and the "

@@ -375,27 +375,67 @@ static void configure_large(struct session *s)
 	ro->large_min_order = order;
 }
 
-/* The allocator functions' own text, which a call site taken from a kernel
- * stack steps over (vmalloc.bpf.h): only where such a stack is taken. */
+/* The vmalloc API's own text, which a call site taken from a kernel stack
+ * steps over (vmalloc.bpf.h): only where such a stack is taken. */
 static void configure_vmalloc(struct session *s)
 {
-	static const enum kmt_source stack_sites[] = {
-		SRC_VFREE,	    SRC_VFREE_ATOMIC,	  SRC_ALLOC_VMAP_AREA,
-		SRC_FREE_VMAP_AREA_NOFLUSH, SRC_CACHE_ALLOC_BULK, SRC_CACHE_FREE_BULK,
-	};
 	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
-	bool wanted = false;
 	int n;
 
-	for (size_t i = 0; i < sizeof(stack_sites) / sizeof(stack_sites[0]); i++)
-		wanted |= session_source_wanted(s, stack_sites[i]);
-	if (!wanted)
+	if (!session_source_wanted(s, SRC_VFREE) && !session_source_wanted(s, SRC_VFREE_ATOMIC) &&
+	    !session_source_wanted(s, SRC_ALLOC_VMAP_AREA) &&
+	    !session_source_wanted(s, SRC_FREE_VMAP_AREA_NOFLUSH))
 		return;
 	n = vmcallers_ranges(session_ksyms(s), (struct kmt_text_range *)ro->vm_internal,
 			     KMT_VM_RANGES);
 	ro->vm_internal_n = n;
 	if (s->env->verbose)
-		fprintf(stderr, "kmemsnoop: %d allocator functions stepped over in call sites\n", n);
+		fprintf(stderr, "kmemsnoop: %d vmalloc functions stepped over in call sites\n", n);
+}
+
+/* Whether func returns bool (kmem_cache_alloc_bulk since 7.x) rather than a count. */
+static bool returns_bool(const struct btf *btf, const char *func)
+{
+	int id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
+
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* the prototype */
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* its return type */
+	while (t && btf_is_typedef(t))
+		t = btf__type_by_id(btf, t->type);
+	return t && btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_BOOL);
+}
+
+/* The text of the bulk functions chosen and the kernel's, where the BPF
+ * side finds their callers (bulk_call_site()). */
+static void configure_bulk(struct session *s)
+{
+	static const enum kmt_source rows[2] = { SRC_CACHE_ALLOC_BULK, SRC_CACHE_FREE_BULK };
+	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
+
+	if (!session_source_wanted(s, rows[0]) && !session_source_wanted(s, rows[1]))
+		return;
+	ro->kernel_text.start = ksyms_addr_of(session_ksyms(s), "_stext");
+	ro->kernel_text.end = ksyms_addr_of(session_ksyms(s), "_etext");
+	if (session_source_wanted(s, rows[0]))
+		ro->bulk_alloc_all_or_none = returns_bool(s->vmlinux, s->funcs[rows[0]]);
+
+	for (int i = 0; i < 2; i++) {
+		const struct ksym *sym;
+		unsigned long long addr;
+
+		if (!session_source_wanted(s, rows[i]))
+			continue;
+		addr = ksyms_addr_of(session_ksyms(s), s->funcs[rows[i]]);
+		sym = addr ? ksyms_find(session_ksyms(s), addr) : NULL;
+		if (!sym || !sym->size)
+			continue; /* call sites stay 0 */
+		ro->bulk_text[i].start = sym->addr;
+		ro->bulk_text[i].end = sym->addr + sym->size;
+		if (s->env->verbose)
+			fprintf(stderr, "kmemsnoop: %s at 0x%llx, %llu bytes: its caller is the "
+					"call site\n", s->funcs[rows[i]], sym->addr, sym->size);
+	}
 }
 
 /* What every mode shares: the filters and the kernel's layouts. */
@@ -426,6 +466,7 @@ static void configure_common(struct session *s)
 	ro->vmemmap_base = s->vmemmap_base;
 	configure_large(s);
 	configure_vmalloc(s);
+	configure_bulk(s);
 	if (ro->sized_frees)
 		bpf_map__set_max_entries(s->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
 }

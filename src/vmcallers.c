@@ -17,8 +17,6 @@ static const char *const api[] = {
 	/* free */
 	"vfree", "vfree_atomic", "__vfree", "__vfree_deferred", "__vunmap", "kvfree",
 	"kvfree_sensitive", "remove_vm_area", "free_vmap_area_noflush",
-	/* the slab's bulk functions, whose callers are found the same way */
-	"kmem_cache_alloc_bulk", "kmem_cache_free_bulk",
 };
 
 bool vmcallers_is_api(const char *name)

@@ -3,9 +3,7 @@
  * The vmalloc API's functions (vmalloc, vzalloc, kvmalloc, vfree, kvfree,
  * their *_noprof and internal helpers) as text ranges: a call site taken
  * from a kernel stack is the first frame after them, as the caller that
- * __vmalloc_node_range() is handed.  The slab's bulk functions
- * (kmem_cache_alloc_bulk, kmem_cache_free_bulk) are in the list too: their
- * fentry programs find their callers the same way.
+ * __vmalloc_node_range() is handed.
  */
 #ifndef KMEMSNOOP_VMCALLERS_H
 #define KMEMSNOOP_VMCALLERS_H

@@ -393,10 +393,49 @@ static __always_inline int on_free_vmap_area(__u64 *ctx, bool atomic_fetch, bool
  * programs read the array of objects, at most KMT_BULK_MAX a call (a
  * bounded loop: the verifier walks each pass), and hand each object to the
  * parts as one allocation or free marked KMT_EV_BULK; the objects past the
- * bound are counted here and reported.  The call site is the first frame
- * past the bulk function, from a short stack, as vfree's.
+ * bound are counted here and reported.  The call site is the frame after
+ * the bulk function's in a short stack (bulk_call_site()).  The cache is
+ * read as a number and its fields through a helper (btf false): its
+ * address is hashed, which the verifier forbids on a typed pointer.
  */
 __u64 bulk_unseen = 0;
+
+/* The text of kmem_cache_alloc_bulk and kmem_cache_free_bulk, and the
+ * kernel's own text, set by user space. */
+const volatile struct kmt_text_range bulk_text[2] = {};
+const volatile struct kmt_text_range kernel_text = {};
+/* kmem_cache_alloc_bulk returns true when it filled all of p (7.x), not a count. */
+const volatile bool bulk_alloc_all_or_none = false;
+
+static __always_inline bool in_range(__u64 ip, __u64 start, __u64 end)
+{
+	return ip >= start && ip < end;
+}
+
+/*
+ * The traced function's caller calls it directly (kfree_bulk and the
+ * _noprof wrappers are inline).  Where the stack shows the traced function
+ * (the trampoline's return address into it: 5.10 to 6.12), the next frame
+ * is the call site; where it does not (7.x), the first frame in the
+ * kernel's text, past the BPF program and trampoline (a caller in a module
+ * then gives 0).  A few frames and two ranges, not vm_call_site()'s walk:
+ * the verifier walks the object loop after it once per state it leaves.
+ */
+static __always_inline __u64 bulk_call_site(void *ctx, int fn)
+{
+	__u64 ips[KMT_BULK_FRAMES] = {}, first = 0;
+	long n = bpf_get_stack(ctx, ips, sizeof(ips), 0);
+
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < KMT_BULK_FRAMES - 1; i++) {
+		if (in_range(ips[i], bulk_text[fn].start, bulk_text[fn].end))
+			return ips[i + 1];
+		if (!first && in_range(ips[i], kernel_text.start, kernel_text.end))
+			first = ips[i];
+	}
+	return first;
+}
 
 static __always_inline __u32 bulk_count(long n)
 {
@@ -417,19 +456,22 @@ static __always_inline __u64 bulk_object(__u64 array, __u32 i)
 	return obj;
 }
 
-/* kmem_cache_alloc_bulk(s, flags, size, p) returned how many of p it filled. */
+/* kmem_cache_alloc_bulk(s, flags, size, p) returned how many of p it filled
+ * (before 7.x), or whether it filled them all. */
 static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
-	struct kmem_cache *s = (void *)ARG(ctx, 0);
+	struct kmem_cache *s = (void *)arg_number(ctx, 0);
 	__u64 array = arg_number(ctx, 3), site, req, alloc;
-	__u32 n = bulk_count((int)ARG(ctx, 4)), gfp = ARG(ctx, 1);
+	long ret = bulk_alloc_all_or_none ? ((__u8)ARG(ctx, 4) ? (long)ARG(ctx, 2) : 0)
+					  : (int)ARG(ctx, 4);
+	__u32 n = bulk_count(ret), gfp = ARG(ctx, 1);
 
 	if (!n || !task_passes(&ev))
 		return 0;
-	req = KREAD(btf, s, object_size);
-	alloc = KREAD(btf, s, size);
-	site = vm_call_site(ctx);
+	req = KREAD(false, s, object_size);
+	alloc = KREAD(false, s, size);
+	site = bulk_call_site(ctx, 0);
 	for (__u32 i = 0; i < KMT_BULK_MAX; i++) {
 		__u64 ptr;
 
@@ -441,11 +483,11 @@ static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bo
 		if (do_allocinfo)
 			allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, site, ptr, alloc);
 		if (do_hist)
-			hist_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf);
+			hist_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, false);
 		if (do_stat)
-			stat_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf, false, -1, &ev);
+			stat_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, false, false, -1, &ev);
 		if (do_stream)
-			stream_cache_alloc(&ev, atomic_fetch, btf, s, site, ptr, req, alloc, gfp, -1,
+			stream_cache_alloc(&ev, atomic_fetch, false, s, site, ptr, req, alloc, gfp, -1,
 					   KMT_EV_BULK);
 	}
 	return 0;
@@ -455,14 +497,14 @@ static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bo
 static __always_inline int on_cache_free_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
-	struct kmem_cache *s = (void *)ARG(ctx, 0);
+	struct kmem_cache *s = (void *)arg_number(ctx, 0);
 	__u64 array = arg_number(ctx, 2), site = 0;
 	__u32 n = bulk_count(ARG(ctx, 1));
 	__u8 type = s ? KMT_TYPE_CACHE : KMT_TYPE_KMALLOC;
 	bool filtered = free_wanted_by_filtered(s ? EV_CACHE : EV_KMALLOC) && task_passes(&ev);
 
 	if (filtered && do_stream)
-		site = vm_call_site(ctx);
+		site = bulk_call_site(ctx, 1);
 	for (__u32 i = 0; i < KMT_BULK_MAX; i++) {
 		__u64 ptr;
 

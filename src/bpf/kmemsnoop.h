@@ -160,6 +160,8 @@ struct kmt_stat_misc {
 #define KMT_VM_FRAMES 12
 /* The objects of one kmem_cache_{alloc,free}_bulk call the BPF side reads. */
 #define KMT_BULK_MAX 32
+/* The frames a bulk program looks through for its function's, then the caller. */
+#define KMT_BULK_FRAMES 6
 
 struct kmt_text_range {
 	__u64 start;

@@ -290,7 +290,7 @@ static __always_inline void stream_cache_free_bulk(struct event_ctx *ev, bool at
 		  call_site, ptr);
 	fill_context(&rec->time, &rec->task, ev);
 	rec->task.ev_flags = KMT_EV_BULK;
-	fill_cache_from_struct(&rec->cache, s, true);
+	fill_cache_from_struct(&rec->cache, s, false);
 	submit(ev, rec);
 }
 
