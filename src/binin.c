@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "binin.h"
+#include "cachetab.h"
 #include "gfp.h"
 #include "kmemtrace.h"
 #include "recheader.h"
@@ -179,13 +180,17 @@ static void free_dir(struct trace_dir *td)
 	free(td->files);
 }
 
-static bool advance(struct cpu_file *cf)
+/* The file's next allocation or free (validate() checked that it decodes);
+ * the records that describe on the way are learned. */
+static bool advance(struct cpu_file *cf, struct cachetab *caches)
 {
-	if (cf->off >= cf->size)
-		return false;
-	kmt_decode(cf->data + cf->off, cf->size - cf->off, &cf->head);
-	cf->off += cf->head.event_size;
-	return true;
+	while (cf->off < cf->size) {
+		kmt_decode(cf->data + cf->off, cf->size - cf->off, &cf->head);
+		cf->off += cf->head.event_size;
+		if (cachetab_apply(caches, &cf->head))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -214,12 +219,16 @@ static int replay_record(struct trace_dir *td, struct sink *sink, const struct c
 static int merge(struct trace_dir *td, struct sink *sink)
 {
 	bool *live = calloc(td->nfiles, sizeof(bool));
+	struct cachetab *caches = cachetab_new();
 	int ret = 0;
 
-	if (!live)
+	if (!live || !caches) {
+		free(live);
+		cachetab_free(caches);
 		return fail(td, "out of memory");
+	}
 	for (int i = 0; i < td->nfiles; i++)
-		live[i] = advance(&td->files[i]);
+		live[i] = advance(&td->files[i], caches);
 	while (!ret) {
 		int best = -1;
 
@@ -229,9 +238,10 @@ static int merge(struct trace_dir *td, struct sink *sink)
 		if (best < 0)
 			break;
 		ret = replay_record(td, sink, &td->files[best], td->files[best].cpu);
-		live[best] = advance(&td->files[best]);
+		live[best] = advance(&td->files[best], caches);
 	}
 	free(live);
+	cachetab_free(caches);
 	return ret < 0 ? -1 : 0;
 }
 

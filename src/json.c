@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachetab.h"
 #include "gfp.h"
 #include "kmemsnoop.h"
 #include "ksyms.h"
@@ -34,7 +35,7 @@ struct json_out {
 	struct sink sink;
 	FILE *out;
 	struct ksyms *ksyms;
-	struct gfp_names *gfp;
+	struct gfp_names *gfp;	struct cachetab *caches; /* records not decoded before */
 };
 
 static bool is_accounted(const struct kmt_event *ev)
@@ -186,6 +187,8 @@ static int json_record(struct sink *sk, int cpu, const void *data, size_t size,
 			sk->undecodable++;
 			return 0;
 		}
+		if (!cachetab_apply(j->caches, &decoded))
+			return 0; /* a record that describes: its names are taken */
 		ev = &decoded;
 	}
 	put_event(j, ev);
@@ -207,6 +210,7 @@ static void json_destroy(struct sink *sk)
 	struct json_out *j = (struct json_out *)sk;
 
 	gfp_names_free(j->gfp);
+	cachetab_free(j->caches);
 	free(j);
 }
 
@@ -224,7 +228,10 @@ struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_name
 	if (!j)
 		return NULL;
 	j->gfp = gfp_names_copy(gfp);
-	if (!j->gfp) {
+	j->caches = cachetab_new();
+	if (!j->gfp || !j->caches) {
+		gfp_names_free(j->gfp);
+		cachetab_free(j->caches);
 		free(j);
 		return NULL;
 	}

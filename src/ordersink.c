@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachetab.h"
 #include "ordersink.h"
 #include "record.h"
 #include "reorder.h"
@@ -19,6 +20,7 @@ struct order_sink {
 	struct sink sink;
 	struct sink *inner;
 	struct reorder *held;
+	struct cachetab *caches;
 };
 
 static struct order_sink *order_of(struct sink *sk)
@@ -64,6 +66,8 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 	} else if (kmt_decode(data, size, slot) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
+	} else if (!cachetab_apply(os->caches, slot)) {
+		return 0; /* a record that describes: its names are taken */
 	}
 	/* No time (a recording's ABI 1): nothing to order it by. */
 	if (!slot->has_time)
@@ -107,6 +111,7 @@ static void order_destroy(struct sink *sk)
 	if (os->inner)
 		os->inner->ops->destroy(os->inner);
 	reorder_free(os->held);
+	cachetab_free(os->caches);
 	free(os);
 }
 
@@ -133,7 +138,8 @@ struct sink *order_sink_new(struct sink *inner, int nrings)
 	os->sink.ops = &order_ops;
 	os->inner = inner;
 	os->held = reorder_new(REORDER_CAP, nrings, pass_on, os);
-	if (!os->held) {
+	os->caches = cachetab_new();
+	if (!os->held || !os->caches) {
 		order_destroy(&os->sink);
 		return NULL;
 	}

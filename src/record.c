@@ -44,6 +44,32 @@ static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event 
 		copy_str(ev->comm, t.comm, KMT_COMM_LEN);
 		return;
 	}
+	case KMT_FEAT_CACHE_REF: {
+		struct kmt_feat_cache_ref r;
+
+		if (size < sizeof(r))
+			return;
+		memcpy(&r, f, sizeof(r));
+		ev->has_cache_ref = true;
+		ev->cache_flags = r.flags;
+		ev->cache_addr = r.cache;
+		return;
+	}
+	case KMT_FEAT_CACHE_INFO: {
+		struct kmt_feat_cache_info info = { 0 };
+		size_t name_len = size - offsetof(struct kmt_feat_cache_info, name);
+
+		if (size < offsetof(struct kmt_feat_cache_info, name))
+			return;
+		memcpy(&info, f, size < sizeof(info) ? size : sizeof(info));
+		ev->has_cache = ev->has_cache_info = true;
+		ev->cache_flags = info.flags;
+		ev->cache_object_size = info.object_size;
+		ev->cache_size = info.size_alloc;
+		copy_str(ev->cache_name, info.name,
+			 name_len < KMT_CACHE_INFO_NAME_LEN ? name_len : KMT_CACHE_INFO_NAME_LEN);
+		return;
+	}
 	case KMT_FEAT_CACHE: {
 		size_t name_len = size - offsetof(struct kmt_feat_cache, name);
 
@@ -117,6 +143,7 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event
 	ev->comm[0] = 0;
 	ev->cache_name[0] = 0;
 	ev->has_cache = ev->has_page = ev->has_percpu = ev->has_vmalloc = false;
+	ev->has_cache_ref = ev->has_cache_info = false;
 	ev->vmalloc_flags = 0;
 	if (len < CORE_SIZE)
 		return KMT_TRUNCATED;
@@ -125,7 +152,7 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event
 		return KMT_BAD_SIZE;
 	if (core.event_size > len)
 		return KMT_TRUNCATED;
-	if (core.event_id > KMT_EVENT_FREE)
+	if (core.event_id > KMT_EVENT_HEARTBEAT)
 		return KMT_BAD_EVENT;
 	ev->event_id = core.event_id;
 	ev->type_id = core.type_id;

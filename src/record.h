@@ -33,9 +33,14 @@ struct kmt_event {
 	__u32 tid;
 	char comm[KMT_COMM_LEN + 1];
 
-	bool has_cache;
+	bool has_cache;  /* the name and flags below: in the record or resolved */
 	__u8 cache_flags;
-	char cache_name[KMT_CACHE_NAME_LEN + 1];
+	char cache_name[KMT_CACHE_INFO_NAME_LEN + 1];
+	bool has_cache_ref; /* a cache reference: the cache's address */
+	__u64 cache_addr;
+	bool has_cache_info; /* a cache record's description */
+	__u32 cache_object_size;
+	__u32 cache_size;
 
 	bool has_page;
 	__u8 order;
@@ -67,6 +72,12 @@ enum kmt_decode_status {
 enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event *ev);
 
 const char *kmt_decode_error(enum kmt_decode_status status);
+
+/* An allocation or a free, not a record that describes (task, cache, heartbeat). */
+static inline bool kmt_is_memory_event(const struct kmt_event *ev)
+{
+	return ev->event_id <= KMT_EVENT_FREE;
+}
 
 /* Sequence order with wraparound: <0 if a comes before b. */
 static inline int kmt_seq_cmp(__s32 a, __s32 b)

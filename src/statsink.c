@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cachetab.h"
 #include "env.h"
 #include "gfp.h"
 #include "kmemtrace.h"
@@ -30,6 +31,7 @@ struct stat_sink {
 	struct ksyms *ksyms;
 	struct gfp_names *gfp;
 	struct reorder *held; /* NULL: records are taken as they come */
+	struct cachetab *caches;
 	unsigned long long reports;
 	bool json; /* --json: one object per report */
 };
@@ -78,6 +80,8 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 	} else if (kmt_decode(data, size, slot) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
+	} else if (!cachetab_apply(ss->caches, slot)) {
+		return 0; /* a record that describes: its names are taken */
 	}
 	if (!ss->held || !slot->has_time)
 		return add(ss, slot, cpu);
@@ -158,6 +162,7 @@ static void stat_destroy(struct sink *sk)
 	kstat_free(ss->ks);
 	gfp_names_free(ss->gfp);
 	reorder_free(ss->held);
+	cachetab_free(ss->caches);
 	free(ss);
 }
 
@@ -302,12 +307,13 @@ struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms
 	if (ss) {
 		ss->ks = kstat_new(&topo);
 		ss->gfp = gfp_names_copy(gfp);
+		ss->caches = cachetab_new();
 		if (rings > 0)
 			ss->held = reorder_new(REORDER_CAP, rings, add, ss);
 	}
 	free(t.cpus);
 	free(t.blocks);
-	if (!ss || !ss->ks || !ss->gfp || (rings > 0 && !ss->held)) {
+	if (!ss || !ss->ks || !ss->gfp || !ss->caches || (rings > 0 && !ss->held)) {
 		if (ss)
 			stat_destroy(&ss->sink);
 		snprintf(err, err_size, "--stat: out of memory");

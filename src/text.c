@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachetab.h"
 #include "gfp.h"
 #include "ksyms.h"
 #include "record.h"
@@ -301,7 +302,7 @@ int text_print_event(struct text_sink *sink, const struct kmt_event *ev)
 struct text_out {
 	struct sink sink;
 	struct text_sink text;
-	struct gfp_names *gfp;
+	struct gfp_names *gfp;	struct cachetab *caches; /* records not decoded before */
 };
 
 static int text_out_status(struct sink *sk, int err)
@@ -333,6 +334,8 @@ static int text_out_record(struct sink *sk, int cpu, const void *data, size_t si
 			sk->undecodable++;
 			return 0;
 		}
+		if (!cachetab_apply(t->caches, &decoded))
+			return 0; /* a record that describes: its names are taken */
 		ev = &decoded;
 	}
 	ret = text_print_event(&t->text, ev);
@@ -354,6 +357,7 @@ static void text_out_destroy(struct sink *sk)
 	struct text_out *t = (struct text_out *)sk;
 
 	gfp_names_free(t->gfp);
+	cachetab_free(t->caches);
 	free(t);
 }
 
@@ -371,7 +375,10 @@ struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_name
 	if (!t)
 		return NULL;
 	t->gfp = gfp_names_copy(gfp);
-	if (!t->gfp) {
+	t->caches = cachetab_new();
+	if (!t->gfp || !t->caches) {
+		gfp_names_free(t->gfp);
+		cachetab_free(t->caches);
 		free(t);
 		return NULL;
 	}

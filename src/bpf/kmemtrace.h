@@ -209,12 +209,13 @@ struct kmt_rec_kmalloc {
 	struct kmt_feat_task task;
 } KMT_PACKED;
 
+/* The cache by reference: its name is in its cache record. */
 struct kmt_rec_cache_alloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
 	struct kmt_feat_time time;
 	struct kmt_feat_task task;
-	struct kmt_feat_cache cache;
+	struct kmt_feat_cache_ref cache;
 } KMT_PACKED;
 
 struct kmt_rec_page_alloc {
@@ -235,7 +236,23 @@ struct kmt_rec_cache_free {
 	struct kmt_core core;
 	struct kmt_feat_time time;
 	struct kmt_feat_task task;
+	struct kmt_feat_cache_ref cache;
+} KMT_PACKED;
+
+/* Where the kernel's kmem_cache_free names the cache by a string (5.12 -
+ * 6.0): the name itself. */
+struct kmt_rec_cache_free_named {
+	struct kmt_core core;
+	struct kmt_feat_time time;
+	struct kmt_feat_task task;
 	struct kmt_feat_cache cache;
+} KMT_PACKED;
+
+/* A slab cache, written on a CPU before the first record there that refers to it. */
+struct kmt_rec_cache {
+	struct kmt_core core;
+	struct kmt_feat_time time;
+	struct kmt_feat_cache_info info;
 } KMT_PACKED;
 
 struct kmt_rec_page_free {
@@ -293,10 +310,12 @@ _Static_assert(sizeof(struct kmt_feat_heartbeat) == 24, "heartbeat feature");
 _Static_assert(sizeof(struct kmt_feat_percpu) == 24, "percpu feature");
 _Static_assert(sizeof(struct kmt_feat_vmalloc) == 8, "vmalloc feature");
 _Static_assert(sizeof(struct kmt_rec_kmalloc) == 96, "kmalloc record");
-_Static_assert(sizeof(struct kmt_rec_cache_alloc) == 136, "kmem_cache_alloc record");
+_Static_assert(sizeof(struct kmt_rec_cache_alloc) == 112, "kmem_cache_alloc record");
 _Static_assert(sizeof(struct kmt_rec_page_alloc) == 112, "mm_page_alloc record");
 _Static_assert(sizeof(struct kmt_rec_kfree) == 72, "kfree record");
-_Static_assert(sizeof(struct kmt_rec_cache_free) == 112, "kmem_cache_free record");
+_Static_assert(sizeof(struct kmt_rec_cache_free) == 88, "kmem_cache_free record");
+_Static_assert(sizeof(struct kmt_rec_cache_free_named) == 112, "kmem_cache_free record, named");
+_Static_assert(sizeof(struct kmt_rec_cache) == 104, "cache record");
 _Static_assert(sizeof(struct kmt_rec_page_free) == 88, "mm_page_free record");
 _Static_assert(sizeof(struct kmt_rec_percpu_alloc) == 120, "percpu_alloc_percpu record");
 _Static_assert(sizeof(struct kmt_rec_percpu_free) == 96, "percpu_free_percpu record");

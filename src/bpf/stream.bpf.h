@@ -115,14 +115,19 @@ static __always_inline void fill_alloc(struct kmt_alloc *a, __u64 req, __u64 all
 	a->numa_node = node;
 }
 
-static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_feat_task *task,
-					 struct event_ctx *ev)
+static __always_inline void fill_time(struct kmt_feat_time *time, const struct event_ctx *ev)
 {
 	time->size = sizeof(*time);
 	time->id = KMT_FEAT_TIME;
 	time->reserved = 0;
 	time->cpu = ev->cpu;
 	time->timestamp = bpf_ktime_get_ns();
+}
+
+static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_feat_task *task,
+					 struct event_ctx *ev)
+{
+	fill_time(time, ev);
 	task->size = sizeof(*task);
 	task->id = KMT_FEAT_TASK;
 	task->ev_flags = 0;
@@ -130,13 +135,6 @@ static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_
 	task->tid = (__u32)ev->pid_tgid;
 	read_comm(task->comm);
 	task->reserved2 = 0;
-}
-
-static __always_inline void fill_cache_hdr(struct kmt_feat_cache *cache, __u8 flags)
-{
-	cache->size = sizeof(*cache);
-	cache->id = KMT_FEAT_CACHE;
-	cache->flags = flags;
 }
 
 static __always_inline __u32 slab_account_mask(void)
@@ -147,54 +145,84 @@ static __always_inline __u32 slab_account_mask(void)
 }
 
 /*
- * Reading a cache's name is a string copy per event; a small per-CPU table
- * of the caches seen last turns it into a compare and a copy.
+ * A cache's name and sizes go once into a cache record; its events carry
+ * its address (a cache reference).  A small per-CPU table holds the caches
+ * this CPU wrote records for: a cache record is written on the CPU, and
+ * before the records there that refer to it, so that a reader of that
+ * CPU's records in order knows the name first.  A cache pushed out of its
+ * slot is described again.
  */
-#define NAME_SLOTS 64
+#define CACHE_SLOTS 64
 
-struct name_slot {
-	__u64 cache;
-	__u32 flags;
-	char name[KMT_CACHE_NAME_LEN];
-};
-
-struct name_table {
-	struct name_slot slot[NAME_SLOTS];
+struct cache_seen {
+	__u64 cache[CACHE_SLOTS];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct name_table);
-} cache_names SEC(".maps");
+	__type(value, struct cache_seen);
+} caches_seen SEC(".maps");
 
-static __always_inline void fill_cache_from_struct(struct kmt_feat_cache *cache,
-						   struct kmem_cache *s, bool btf)
+static __always_inline bool write_cache_record(struct event_ctx *ev, bool atomic_fetch,
+					       struct kmem_cache *s, bool btf, __u64 addr)
+{
+	struct kmt_rec_cache *rec = reserve(ev, sizeof(*rec));
+	__u32 flags;
+
+	if (!rec)
+		return false;
+	fill_core(&rec->core, ev, KMT_EVENT_CACHE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, 0,
+		  addr);
+	fill_time(&rec->time, ev);
+	flags = KREAD(btf, s, flags);
+	rec->info.size = sizeof(rec->info);
+	rec->info.id = KMT_FEAT_CACHE_INFO;
+	rec->info.flags = (flags & slab_account_mask()) ? KMT_CACHE_ACCOUNTED : 0;
+	rec->info.object_size = KREAD(btf, s, object_size);
+	rec->info.size_alloc = KREAD(btf, s, size);
+	rec->info.slab_flags = flags;
+	if (bpf_probe_read_kernel_str(rec->info.name, sizeof(rec->info.name), KREAD(btf, s, name)) < 0)
+		rec->info.name[0] = 0;
+	submit(ev, rec);
+	return true;
+}
+
+/*
+ * Before an event of cache s is reserved (the ring keeps reservation
+ * order): its cache record, where this CPU has not written one.  Returns
+ * the address for the event's reference.
+ */
+static __always_inline __u64 describe_cache(struct event_ctx *ev, bool atomic_fetch,
+					    struct kmem_cache *s, bool btf)
 {
 	__u64 addr = (__u64)s;
-	__u32 zero = 0, flags;
-	struct name_table *table = bpf_map_lookup_elem(&cache_names, &zero);
-	struct name_slot *slot;
+	__u32 zero = 0;
+	struct cache_seen *seen;
+	__u64 *slot;
 
-	if (!table) {
-		fill_cache_hdr(cache, KMT_CACHE_NO_NAME);
-		cache->name[0] = 0;
-		return;
-	}
-	slot = &table->slot[(addr >> 8 ^ addr >> 16) & (NAME_SLOTS - 1)];
-	if (slot->cache != addr) {
-		/* Invalidate first: a program preempted on this CPU in the
-		 * middle of the refill must not see a half-written name. */
-		slot->cache = 0;
-		flags = KREAD(btf, s, flags);
-		slot->flags = (flags & slab_account_mask()) ? KMT_CACHE_ACCOUNTED : 0;
-		if (bpf_probe_read_kernel_str(slot->name, sizeof(slot->name), KREAD(btf, s, name)) < 0)
-			slot->name[0] = 0;
-		slot->cache = addr;
-	}
-	fill_cache_hdr(cache, slot->flags);
-	__builtin_memcpy(cache->name, slot->name, sizeof(cache->name));
+	if (!s)
+		return 0;
+	seen = bpf_map_lookup_elem(&caches_seen, &zero);
+	if (!seen)
+		return addr;
+	slot = &seen->cache[(addr >> 8 ^ addr >> 16) & (CACHE_SLOTS - 1)];
+	/* Marked only once written: a record lost to a full ring is tried
+	 * again with the next event. */
+	if (*slot != addr && write_cache_record(ev, atomic_fetch, s, btf, addr))
+		*slot = addr;
+	return addr;
+}
+
+/* cache: describe_cache()'s address, 0 where the event names no cache. */
+static __always_inline void fill_cache_ref(struct kmt_feat_cache_ref *ref, __u64 cache)
+{
+	ref->size = sizeof(*ref);
+	ref->id = KMT_FEAT_CACHE_REF;
+	ref->flags = cache ? 0 : KMT_CACHE_NO_NAME;
+	ref->reserved = 0;
+	ref->cache = cache;
 }
 
 /*
@@ -246,6 +274,7 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic
 					       __u64 req, __u64 alloc, __u32 gfp, __s32 node,
 					       __u8 ev_flags)
 {
+	__u64 cache = describe_cache(ev, atomic_fetch, s, btf);
 	struct kmt_rec_cache_alloc *rec = reserve(ev, sizeof(*rec));
 
 	if (!rec)
@@ -255,12 +284,7 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic
 	fill_alloc(&rec->alloc, req, alloc, gfp, node);
 	fill_context(&rec->time, &rec->task, ev);
 	rec->task.ev_flags = ev_flags;
-	if (s) {
-		fill_cache_from_struct(&rec->cache, s, btf);
-	} else {
-		fill_cache_hdr(&rec->cache, KMT_CACHE_NO_NAME);
-		rec->cache.name[0] = 0;
-	}
+	fill_cache_ref(&rec->cache, cache);
 	submit(ev, rec);
 }
 
@@ -282,6 +306,7 @@ static __always_inline void stream_kfree(struct event_ctx *ev, bool atomic_fetch
 static __always_inline void stream_cache_free_bulk(struct event_ctx *ev, bool atomic_fetch,
 						   struct kmem_cache *s, __u64 call_site, __u64 ptr)
 {
+	__u64 cache = describe_cache(ev, atomic_fetch, s, false);
 	struct kmt_rec_cache_free *rec = reserve(ev, sizeof(*rec));
 
 	if (!rec)
@@ -290,31 +315,48 @@ static __always_inline void stream_cache_free_bulk(struct event_ctx *ev, bool at
 		  call_site, ptr);
 	fill_context(&rec->time, &rec->task, ev);
 	rec->task.ev_flags = KMT_EV_BULK;
-	fill_cache_from_struct(&rec->cache, s, false);
+	fill_cache_ref(&rec->cache, cache);
 	submit(ev, rec);
 }
 
-static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
-					      bool btf, __u64 ptr)
+/* Where the event names the cache by a string (5.12 - 6.0): the name in the record. */
+static __always_inline void stream_cache_free_named(__u64 *ctx, struct event_ctx *ev,
+						    bool atomic_fetch, __u64 ptr)
 {
-	struct kmt_rec_cache_free *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_cache_free_named *rec = reserve(ev, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
 		  ARG(ctx, 0), ptr);
 	fill_context(&rec->time, &rec->task, ev);
-	if (cache_free_args == KMT_CACHE_FREE_CACHE) {
-		fill_cache_from_struct(&rec->cache, (struct kmem_cache *)ARG(ctx, 2), btf);
-	} else if (cache_free_args == KMT_CACHE_FREE_NAME) {
-		fill_cache_hdr(&rec->cache, 0);
-		if (bpf_probe_read_kernel_str(rec->cache.name, sizeof(rec->cache.name),
-					      (const void *)ARG(ctx, 2)) < 0)
-			rec->cache.name[0] = 0;
-	} else {
-		fill_cache_hdr(&rec->cache, KMT_CACHE_NO_NAME);
+	rec->cache.size = sizeof(rec->cache);
+	rec->cache.id = KMT_FEAT_CACHE;
+	rec->cache.flags = 0;
+	if (bpf_probe_read_kernel_str(rec->cache.name, sizeof(rec->cache.name),
+				      (const void *)ARG(ctx, 2)) < 0)
 		rec->cache.name[0] = 0;
+	submit(ev, rec);
+}
+
+static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+					      bool btf, __u64 ptr)
+{
+	bool by_cache = cache_free_args == KMT_CACHE_FREE_CACHE;
+	__u64 cache = by_cache ? describe_cache(ev, atomic_fetch, (void *)ARG(ctx, 2), btf) : 0;
+	struct kmt_rec_cache_free *rec;
+
+	if (cache_free_args == KMT_CACHE_FREE_NAME) {
+		stream_cache_free_named(ctx, ev, atomic_fetch, ptr);
+		return;
 	}
+	rec = reserve(ev, sizeof(*rec));
+	if (!rec)
+		return;
+	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
+		  ARG(ctx, 0), ptr);
+	fill_context(&rec->time, &rec->task, ev);
+	fill_cache_ref(&rec->cache, cache);
 	submit(ev, rec);
 }
 

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "cachetab.h"
 #include "gfp.h"
 #include "kmemsnoop.h"
 #include "pfn.h"
@@ -106,7 +107,7 @@ static void test_kmalloc_record(struct unit *u)
 static void test_bpf_struct_layout(struct unit *u)
 {
 	struct unit_case c;
-	struct kmt_rec_cache_free rec = {};
+	struct kmt_rec_cache_free_named rec = {};
 	struct kmt_event ev;
 
 	unit_begin(&c, u, "record_cache_free_struct");
@@ -327,7 +328,7 @@ static void test_bulk_names(struct unit *u)
 		{ KMT_EVENT_FREE, KMT_TYPE_PAGES, KMT_EV_BULK, "mm_page_free" },
 	};
 	struct unit_case c;
-	struct kmt_rec_cache_free rec = {};
+	struct kmt_rec_cache_free_named rec = {};
 	struct kmt_event ev;
 
 	unit_begin(&c, u, "record_bulk_names");
@@ -358,12 +359,60 @@ static void test_bulk_names(struct unit *u)
 	unit_end(&c);
 }
 
+/* A cache record names the cache its references point to (cachetab.h). */
+static void test_cache_records(struct unit *u)
+{
+	struct unit_case c;
+	struct cachetab *t = cachetab_new();
+	struct kmt_rec_cache desc = {};
+	struct kmt_rec_cache_free rec = {};
+	struct kmt_event ev;
+
+	unit_begin(&c, u, "record_cache_reference");
+	desc.core = (struct kmt_core){ .event_id = KMT_EVENT_CACHE, .type_id = KMT_TYPE_CACHE,
+				       .event_size = sizeof(desc), .ptr = 0xffff888100042000ULL };
+	desc.time = (struct kmt_feat_time){ .size = sizeof(desc.time), .id = KMT_FEAT_TIME };
+	desc.info = (struct kmt_feat_cache_info){ .size = sizeof(desc.info),
+						  .id = KMT_FEAT_CACHE_INFO,
+						  .flags = KMT_CACHE_ACCOUNTED, .object_size = 184,
+						  .size_alloc = 192 };
+	strcpy(desc.info.name, "a_cache_name_longer_than_thirty_six_bytes");
+	rec.core = (struct kmt_core){ .event_id = KMT_EVENT_FREE, .type_id = KMT_TYPE_CACHE,
+				      .event_size = sizeof(rec), .ptr = 0x1000 };
+	rec.time = desc.time;
+	rec.task = (struct kmt_feat_task){ .size = sizeof(rec.task), .id = KMT_FEAT_TASK };
+	rec.cache = (struct kmt_feat_cache_ref){ .size = sizeof(rec.cache),
+						 .id = KMT_FEAT_CACHE_REF,
+						 .cache = 0xffff888100042000ULL };
+	CHECK(&c, t != NULL);
+	/* Referred to before it is described: no name, but still an event. */
+	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+	CHECK(&c, cachetab_apply(t, &ev) && !ev.has_cache);
+	/* The description is learned, not an event. */
+	CHECK_U64(&c, kmt_decode(&desc, sizeof(desc), &ev), KMT_OK);
+	CHECK(&c, ev.has_cache_info && ev.cache_object_size == 184 && ev.cache_size == 192);
+	CHECK(&c, !cachetab_apply(t, &ev));
+	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+	CHECK(&c, ev.has_cache_ref && ev.cache_addr == 0xffff888100042000ULL);
+	CHECK(&c, cachetab_apply(t, &ev) && ev.has_cache);
+	CHECK_STR(&c, ev.cache_name, "a_cache_name_longer_than_thirty_six_bytes");
+	CHECK_U64(&c, ev.cache_flags, KMT_CACHE_ACCOUNTED);
+	/* An event that names no cache keeps the flag that says so. */
+	rec.cache.flags = KMT_CACHE_NO_NAME;
+	rec.cache.cache = 0;
+	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+	CHECK(&c, cachetab_apply(t, &ev) && ev.has_cache && (ev.cache_flags & KMT_CACHE_NO_NAME));
+	cachetab_free(t);
+	unit_end(&c);
+}
+
 void test_record(struct unit *u)
 {
 	test_kmalloc_record(u);
 	test_bpf_struct_layout(u);
 	test_percpu_records(u);
 	test_bulk_names(u);
+	test_cache_records(u);
 	test_unknown_feature_skipped(u);
 	test_abi1_record(u);
 	test_corrupt_records(u);
