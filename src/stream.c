@@ -65,7 +65,9 @@ static int on_record(void *ctx, int cpu, const void *data, size_t size)
 	struct stream *st = ctx;
 	int ret;
 
-	st->records++;
+	/* Events only: the records that describe them are not counted. */
+	if (size && *(const unsigned char *)data <= KMT_EVENT_FREE)
+		st->records++;
 	ret = st->sink->ops->record(st->sink, cpu, data, size, NULL);
 	if (ret == SINK_GONE) {
 		st->output_gone = true;

@@ -39,19 +39,27 @@ static __always_inline void count_loss(__u32 cpu, __u32 size)
 	__sync_fetch_and_add(&losses[cpu].bytes, size);
 }
 
-static __always_inline void *reserve(struct event_ctx *ev, __u32 size)
+/* events: losses count (the event records); a record that describes is
+ * written again by the next event that needs it. */
+static __always_inline void *reserve_record(struct event_ctx *ev, __u32 size, bool event)
 {
 	void *rec;
 
 	ev->ring = bpf_map_lookup_elem(&rings, &ev->cpu);
 	if (!ev->ring) {
-		count_loss(ev->cpu, size);
+		if (event)
+			count_loss(ev->cpu, size);
 		return NULL;
 	}
 	rec = bpf_ringbuf_reserve(ev->ring, size, 0);
-	if (!rec)
+	if (!rec && event)
 		count_loss(ev->cpu, size);
 	return rec;
+}
+
+static __always_inline void *reserve(struct event_ctx *ev, __u32 size)
+{
+	return reserve_record(ev, size, true);
 }
 
 /*
@@ -168,7 +176,7 @@ struct {
 static __always_inline bool write_cache_record(struct event_ctx *ev, bool atomic_fetch,
 					       struct kmem_cache *s, bool btf, __u64 addr)
 {
-	struct kmt_rec_cache *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_cache *rec = reserve_record(ev, sizeof(*rec), false);
 	__u32 flags;
 
 	if (!rec)
