@@ -337,7 +337,8 @@ static int binout_sink_record(struct sink *sk, int cpu, const void *data, size_t
 	(void)ev;
 	if (binout_write(b->bo, cpu, data, size, sk->err, sizeof(sk->err)))
 		return -1;
-	b->written++;
+	if (size && *(const unsigned char *)data <= KMT_EVENT_FREE)
+		b->written++; /* events: the header counts no cache record */
 	return 0;
 }
 
