@@ -24,6 +24,7 @@
 #include "gfp.h"
 #include "kmemsnoop.h"
 #include "recheader.h"
+#include "record.h"
 #include "sink.h"
 
 #define DIR_MODE 0700
@@ -337,8 +338,8 @@ static int binout_sink_record(struct sink *sk, int cpu, const void *data, size_t
 	(void)ev;
 	if (binout_write(b->bo, cpu, data, size, sk->err, sizeof(sk->err)))
 		return -1;
-	if (size && *(const unsigned char *)data <= KMT_EVENT_FREE)
-		b->written++; /* events: the header counts no cache record */
+	if (kmt_record_is_event(data, size))
+		b->written++; /* the header counts no cache record */
 	return 0;
 }
 

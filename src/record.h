@@ -79,6 +79,12 @@ static inline bool kmt_is_memory_event(const struct kmt_event *ev)
 	return ev->event_id <= KMT_EVENT_FREE;
 }
 
+/* The same for a record not decoded: its first byte is the event id. */
+static inline bool kmt_record_is_event(const void *data, size_t size)
+{
+	return size && *(const unsigned char *)data <= KMT_EVENT_FREE;
+}
+
 /* Sequence order with wraparound: <0 if a comes before b. */
 static inline int kmt_seq_cmp(__s32 a, __s32 b)
 {

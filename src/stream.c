@@ -24,6 +24,7 @@
 #include "mode.h"
 #include "ordersink.h"
 #include "recheader.h"
+#include "record.h"
 #include "reorder.h"
 #include "ringbuf.h"
 #include "session.h"
@@ -66,7 +67,7 @@ static int on_record(void *ctx, int cpu, const void *data, size_t size)
 	int ret;
 
 	/* Events only: the records that describe them are not counted. */
-	if (size && *(const unsigned char *)data <= KMT_EVENT_FREE)
+	if (kmt_record_is_event(data, size))
 		st->records++;
 	ret = st->sink->ops->record(st->sink, cpu, data, size, NULL);
 	if (ret == SINK_GONE) {
