@@ -38,6 +38,7 @@
 #include "kmemsnoop.skel.h"
 #include "ksyms.h"
 #include "pagesite_defs.h"
+#include "vmcallers.h"
 
 #define PS_CONFIRM 2     /* samples that must agree before an entry is used */
 #define PS_TABLE 16384   /* entries learned, in user space (a power of two) */
@@ -225,6 +226,13 @@ unsigned long long ps_learn_sample(struct ps_learner *l, const struct ps_sample 
 		return call < n ? s->ips[call] : 0;
 	learn_first(l, pos[first]);
 	for (int k = first; k <= last && k <= call && k < n; k++) {
+		const char *name = l->name_of(l->ctx, s->ips[k]);
+
+		/* The pages of a vmalloc area are told from others by their
+		 * stacks (allocinfo.c): nothing is learned from the vmalloc
+		 * API on, so that their walk ends there and takes the stack. */
+		if (name && vmcallers_is_api(name))
+			break;
 		if (k == call) {
 			learn(l, s->ips[k], 0, PS_KIND_SITE);
 			if (pos[k] > l->deepest)

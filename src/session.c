@@ -274,8 +274,8 @@ static void say_bulk_unseen(const struct session *s, const char *alloc_why,
 	if (alloc && free && !strcmp(alloc_why, free_why)) {
 		fprintf(stderr, "kmemsnoop: slab objects allocated or freed in bulk "
 				"(kmem_cache_alloc_bulk, kmem_cache_free_bulk, kfree_bulk) are not "
-				"seen (%s): --allocinfo counts freed ones until their address is "
-				"allocated again\n", alloc_why);
+				"seen (%s): --allocinfo keeps freed ones outstanding until their "
+				"address is reused\n", alloc_why);
 		return;
 	}
 	if (alloc)
@@ -283,8 +283,8 @@ static void say_bulk_unseen(const struct session *s, const char *alloc_why,
 			alloc_why);
 	if (free)
 		fprintf(stderr, "kmemsnoop: objects of kmem_cache_free_bulk and kfree_bulk are not "
-				"seen (%s): --allocinfo counts them until their address is "
-				"allocated again\n", free_why);
+				"seen (%s): --allocinfo keeps them outstanding until their address is "
+				"reused\n", free_why);
 }
 
 /*

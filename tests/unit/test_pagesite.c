@@ -89,6 +89,34 @@ static void test_learns(struct unit *u)
 	ps_learner_free(l);
 }
 
+/* The same chain where the allocator was called by vmalloc for an area's pages. */
+static const char *vmalloc_names(void *ctx, unsigned long long addr)
+{
+	return addr == RET_ALLOC2 ? "__vmalloc_area_node" : names(ctx, addr);
+}
+
+static void test_vmalloc_not_learned(struct unit *u)
+{
+	struct unit_case c;
+	struct ps_learner *l = ps_learner_new(vmalloc_names, NULL);
+	struct ps_sample s;
+	unsigned int d, k;
+
+	unit_begin(&c, u, "pagesite.vmalloc_pages_not_learned");
+	CHECK(&c, l != NULL);
+	if (l) {
+		make_sample(&s, 0);
+		ps_learn_sample(l, &s);
+		ps_learn_sample(l, &s);
+		/* Learned up to the vmalloc API, not into it nor past it. */
+		check_learned(&c, l, RET_ALLOC1, 12 * 8, PS_KIND_ALLOC);
+		CHECK(&c, ps_learned(l, RET_ALLOC2, &d, &k) == -1);
+		CHECK(&c, ps_learned(l, RET_SITE, &d, &k) == -1);
+	}
+	unit_end(&c);
+	ps_learner_free(l);
+}
+
 static void test_conflict(struct unit *u)
 {
 	struct unit_case c;
@@ -197,6 +225,7 @@ static void test_short_stack(struct unit *u)
 void test_pagesite(struct unit *u)
 {
 	test_learns(u);
+	test_vmalloc_not_learned(u);
 	test_conflict(u);
 	test_ambiguous(u);
 	test_below_ctx(u);
