@@ -4,8 +4,9 @@
  * address: what turns a cache reference back into the cache's name.  A
  * CPU's cache record comes before that CPU's first record referring to the
  * cache, so a reader that applies the table to each CPU's records in their
- * order always knows the name.  A cache freed and another created at its
- * address is described again before it is referred to.
+ * order always knows the name.  A cache destroyed and another created at
+ * its address (a module unloaded and loaded again) keeps the first one's
+ * name on a CPU until it leaves that CPU's table of caches described.
  */
 #ifndef KMEMSNOOP_CACHETAB_H
 #define KMEMSNOOP_CACHETAB_H
