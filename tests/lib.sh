@@ -1047,12 +1047,31 @@ wl_traced() {
 msg_hold() {
 	local id=$1 size=$2 count=$3
 	shift 3
-	wl_traced "$id" "msg-hold $size $count" "$@" || return 1
+	wl_hold "$id" "msg-hold $size $count" "$@"
+}
+
+# wl_hold ID "COMMAND ARGS" [KS_ARGS...]: workload wID running one of the
+# *-hold commands, traced by kmemsnoop kID with -p and KS_ARGS; returns once
+# it says "held".  Status 1 with $WHY set.
+wl_hold() {
+	local id=$1 cmd=$2
+	shift 2
+	wl_traced "$id" "$cmd" "$@" || return 1
 	wl_go "w$id"
 	if ! wait_for "$WORK/w$id.wout" '^held$' 20; then
-		WHY="the workload did not hold its messages: $(head -c 200 "$WORK/w$id.werr")"
+		WHY="the workload ($cmd) did not get to hold: $(head -c 200 "$WORK/w$id.werr")"
 		return 1
 	fi
+}
+
+# wl_release ID: lets a held workload close what it holds ("closed") and
+# end, then waits for kmemsnoop kID (-p) to end with it.  Status: kmemsnoop's.
+wl_release() {
+	wl_go "w$1"
+	wait_for "$WORK/w$1.wout" '^closed$' 20
+	wl_go "w$1"
+	wl_wait "w$1"
+	ks_wait "k$1" 20
 }
 
 # --------------------------------------------------------------- BPF objects

@@ -26,25 +26,11 @@ require_root
 require_kmemsnoop
 require_workload
 
-# hold ID KS_ARGS...: the workload traced with -p, its requests submitted.
+# hold ID KS_ARGS...: the workload traced with -p, holding (lib.sh wl_hold).
 hold() {
 	local id=$1
 	shift
-	wl_traced "$id" "uring-hold $N" "$@" || return 1
-	wl_go "w$id"
-	if ! wait_for "$WORK/w$id.wout" '^held$' 20; then
-		WHY="the workload did not submit its requests: $(head -c 200 "$WORK/w$id.werr")"
-		return 1
-	fi
-}
-
-# finish_run ID: close the ring, let the workload end, and kmemsnoop (-p) with it.
-finish_run() {
-	wl_go "w$1"
-	wait_for "$WORK/w$1.wout" '^closed$' 20
-	wl_go "w$1"
-	wl_wait "w$1"
-	ks_wait "k$1" 20
+	wl_hold "$id" "uring-hold $N" "$@"
 }
 
 # bulk_lines FILE: the kmem_cache_alloc_bulk lines of io_uring's requests
@@ -74,7 +60,7 @@ if ! hold t -e cache; then
 	fail_rest "${TESTS[@]}" "$WHY"
 	finish
 fi
-finish_run t
+wl_release t
 err=$(ks_err kt)
 verbose=$("$KMEMSNOOP" -v -e cache -d 0.1 2>&1 >/dev/null | grep -E '^kmemsnoop: .*bulk')
 echo "$verbose" | sed 's/^/# -v: /'
@@ -98,7 +84,7 @@ SITE=$(echo "$lines" | field call_site | sed 's/+.*//' | sort -u | head -n1)
 # --- -o / -i ------------------------------------------------------------------------
 DIR=$WORK/rec
 if hold o -e cache -o "$DIR"; then
-	finish_run o
+	wl_release o
 	"$KMEMSNOOP" -i "$DIR" >"$WORK/i.out" 2>"$WORK/i.err"
 	rc=$?
 	got=$(bulk_lines "$WORK/i.out")

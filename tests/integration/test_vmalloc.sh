@@ -39,25 +39,11 @@ require_root
 require_kmemsnoop
 require_workload
 
-# hold ID KS_ARGS...: the workload traced with -p, its map created.
+# hold ID KS_ARGS...: the workload traced with -p, holding (lib.sh wl_hold).
 hold() {
 	local id=$1
 	shift
-	wl_traced "$id" "bpfarray-hold $KIB" "$@" || return 1
-	wl_go "w$id"
-	if ! wait_for "$WORK/w$id.wout" '^held$' 20; then
-		WHY="the workload did not create its map: $(head -c 200 "$WORK/w$id.werr")"
-		return 1
-	fi
-}
-
-# finish_run ID: close the map, let the workload end, and kmemsnoop (-p) with it.
-finish_run() {
-	wl_go "w$1"
-	wait_for "$WORK/w$1.wout" '^closed$' 20
-	wl_go "w$1"
-	wl_wait "w$1"
-	ks_wait "k$1" 20
+	wl_hold "$id" "bpfarray-hold $KIB" "$@"
 }
 
 # --- which path this kernel gives ---------------------------------------------
@@ -65,7 +51,7 @@ if ! hold t -e vmalloc; then
 	fail_rest "${TESTS[@]}" "$WHY"
 	finish
 fi
-finish_run t
+wl_release t
 err=$(ks_err kt)
 # Which path, for the log: kmemsnoop's lines about vmalloc and fentry,
 # and the functions it chose.
@@ -118,7 +104,7 @@ check $? vmalloc.text "want one line matching '$PATTERN' (size in ($K, $((K + PA
 # --- -o / -i --------------------------------------------------------------------
 DIR=$WORK/rec
 if hold o -e vmalloc -o "$DIR"; then
-	finish_run o
+	wl_release o
 	"$KMEMSNOOP" -i "$DIR" >"$WORK/i.out" 2>"$WORK/i.err"
 	rc=$?
 	got=$(big_lines "$WORK/i.out")
@@ -130,7 +116,7 @@ fi
 
 # --- JSON -----------------------------------------------------------------------
 if hold j -e vmalloc --json; then
-	finish_run j
+	wl_release j
 	got=$(grep "\"event\":\"$JSON_EVENT\"" "$(ks_out kj)" | grep -E "\"call_site\":\"$SITE\\+" |
 		awk -v k="$K" '{ s = $0; sub(/.*"size":/, "", s); sub(/,.*/, "", s); if (s + 0 > k) print }')
 	[ "$(echo "$got" | grep -c .)" = 1 ] && echo "$got" | grep -q "\"bytes_alloc\":$ALLOC,"
@@ -141,7 +127,7 @@ fi
 
 # --- --hist -----------------------------------------------------------------------
 if hold h -e vmalloc --hist-by event; then
-	finish_run h
+	wl_release h
 	got=$(awk '/^event = vmalloc / { on = 1; next } /^event = / { on = 0 }
 		on && $1 == 4194304 && $2 == "->" { print $5 }' "$(ks_out kh)")
 	[ "$got" = 1 ]
