@@ -593,8 +593,27 @@ static int load_with_fallback(struct session *s)
 	return 0;
 }
 
+/* -v: what the verifier walked for each program, where the kernel says
+ * (5.16+): the load time of a program grows with it. */
+static void say_verified(const struct session *s)
+{
+	for (int src = 0; src < SRC_COUNT; src++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!session_source_wanted(s, src) ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(source_prog(s, src)), &info, &len) ||
+		    !info.verified_insns)
+			continue;
+		fprintf(stderr, "kmemsnoop: %s: %u instructions verified\n",
+			bpf_program__name(source_prog(s, src)), info.verified_insns);
+	}
+}
+
 static void announce_tracing(const struct session *s)
 {
+	if (s->env->verbose)
+		say_verified(s);
 	fprintf(stderr, "kmemsnoop: Tracing kernel allocations%s... Hit Ctrl-C to end.\n",
 		s->env->pid ? " of the process and its children" : "");
 }

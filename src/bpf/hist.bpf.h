@@ -187,9 +187,11 @@ static __always_inline void hist_set_depth(struct kmt_hist_cpu *h, __u64 depth)
 	asm volatile("" ::: "memory");
 }
 
-/* The level an allocation is counted at, or -1 when it is not counted. */
-static __always_inline int hist_alloc(__u8 type, __u64 call_site, __u64 ptr, __u64 req,
-				      __u64 alloc, struct kmem_cache *s, bool btf)
+/* n allocations of one size from one call site (a bulk call's objects:
+ * one count, not one per object); ptr 0: failed.  The level they are
+ * counted at, or -1 when they are not counted. */
+static __always_inline int hist_alloc_n(__u8 type, __u64 call_site, __u64 ptr, __u64 req,
+					__u64 alloc, struct kmem_cache *s, bool btf, __s64 n)
 {
 	__u32 zero = 0, level, slot;
 	__u64 size = hist_value == KMT_HIST_REQ ? req : alloc, depth;
@@ -203,17 +205,23 @@ static __always_inline int hist_alloc(__u8 type, __u64 call_site, __u64 ptr, __u
 	level = hist_level(depth);
 	l = &h->level[level];
 	if (!ptr) {
-		l->failed[type]++;
+		l->failed[type] += n;
 	} else {
 		slot = kmt_hist_slot(size) & (KMT_HIST_SLOTS - 1);
-		l->slots[type][slot]++;
-		l->bytes_alloc[type] += alloc;
-		l->bytes_req[type] += req;
+		l->slots[type][slot] += n;
+		l->bytes_alloc[type] += alloc * n;
+		l->bytes_req[type] += req * n;
 		if (hist_key_mask)
-			hist_count_keys(h, level, type, call_site, slot, size, alloc, s, btf, 1);
+			hist_count_keys(h, level, type, call_site, slot, size, alloc, s, btf, n);
 	}
 	hist_set_depth(h, depth);
 	return level;
+}
+
+static __always_inline int hist_alloc(__u8 type, __u64 call_site, __u64 ptr, __u64 req,
+				      __u64 alloc, struct kmem_cache *s, bool btf)
+{
+	return hist_alloc_n(type, call_site, ptr, req, alloc, s, btf, 1);
 }
 
 /* Whether a program at this point could take back what was counted at level

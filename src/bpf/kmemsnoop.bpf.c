@@ -471,19 +471,22 @@ static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bo
 		return 0;
 	req = KREAD(false, s, object_size);
 	alloc = KREAD(false, s, size);
+	/* One size for all: all pass the size filter, or none. */
+	if (filter_size && (req < min_size || req > max_size))
+		return 0;
 	site = bulk_call_site(ctx, 0);
+	/* Counted at once, outside the loop the verifier walks pass by pass. */
+	if (do_hist)
+		hist_alloc_n(KMT_TYPE_CACHE, site, 1, req, alloc, s, false, n);
 	for (__u32 i = 0; i < KMT_BULK_MAX; i++) {
 		__u64 ptr;
 
 		if (i >= n)
 			break;
 		ptr = bulk_object(array, i);
-		if (!size_passes(ptr, req))
-			continue;
+		size_passes(ptr, req); /* for the frees of ptr */
 		if (do_allocinfo)
 			allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, site, ptr, alloc);
-		if (do_hist)
-			hist_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, false);
 		if (do_stat)
 			stat_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, false, false, -1, &ev);
 		if (do_stream)
@@ -515,6 +518,8 @@ static __always_inline int on_cache_free_bulk(__u64 *ctx, bool atomic_fetch, boo
 			allocinfo_free(atomic_fetch, type, ptr, 0);
 		if (!filtered || !free_size_passes(ptr))
 			continue;
+		/* Counted here: a count kept across passes would give the
+		 * verifier a state per value. */
 		if (do_hist)
 			hist_free(type, ptr);
 		if (do_stat)
