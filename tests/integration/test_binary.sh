@@ -79,7 +79,8 @@ check $? binary.cpu_files "missing per-CPU files:$missing (have: $(ls "$DIR" 2>/
 
 # Walk the records of every cpuN file.  Prints "ERR <why>" lines or, per
 # record, "<event_id> <type_id> <seq>"; the TASK feature's pid must be the
-# workload's.
+# workload's.  A cache record (event 3, type 1) carries a cache info
+# feature (id 7) instead, and numbers among the CPU's records.
 walk() {
 	od -An -v -tu1 "$1" | awk -v pid="$PID" -v file="$(basename "$1")" '
 	{ for (i = 1; i <= NF; i++) b[n++] = $i }
@@ -90,15 +91,22 @@ walk() {
 		while (off < n) {
 			if (n - off < 24) { print "ERR " file ": " n - off " stray bytes at offset " off; exit }
 			ev = b[off]; ty = b[off + 1]; sz = u16(off + 2)
-			if (ev > 1 || ty > 2) { print "ERR " file ": event " ev " type " ty " at offset " off; exit }
+			if ((ev > 1 || ty > 2) && !(ev == 3 && ty == 1)) { print "ERR " file ": event " ev " type " ty " at offset " off; exit }
 			min = ev == 0 ? 48 : 24
 			if (sz < min || off + sz > n) { print "ERR " file ": record size " sz " at offset " off " (file " n " bytes)"; exit }
-			f = off + min; tpid = -1
+			f = off + min; tpid = -1; info = 0
 			while (f + 3 <= off + sz) {
 				fs = u16(f); fid = b[f + 2]
 				if (fs < 3 || f + fs > off + sz) { print "ERR " file ": feature size " fs " at offset " f; exit }
 				if (fid == 2 && fs >= 12) tpid = u32(f + 4)
+				if (fid == 7 && fs >= 17 && b[f + 16]) info = 1
 				f += fs
+			}
+			if (ev == 3) {
+				if (!info) { print "ERR " file ": cache record at offset " off " without a named cache info feature"; exit }
+				print ev, ty, u32(off + 4), file
+				off += sz
+				continue
 			}
 			if (tpid != pid) { print "ERR " file ": record at offset " off " has task pid " tpid ", not " pid; exit }
 			print ev, ty, u32(off + 4), file
@@ -115,7 +123,7 @@ done
 errs=$(grep '^ERR' "$WORK/records" | head -n 3 | tr '\n' ' ')
 # Record kinds per event name of the text instance.
 kinds() {
-	awk '$1 != "ERR" {
+	awk '$1 != "ERR" && $1 <= 1 {
 		k = $1 " " $2
 		name = k == "0 0" ? "kmalloc" : k == "1 0" ? "kfree" : k == "0 1" ? "kmem_cache_alloc" : \
 		       k == "1 1" ? "kmem_cache_free" : k == "0 2" ? "mm_page_alloc" : "mm_page_free"
