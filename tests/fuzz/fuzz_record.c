@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libFuzzer target: the bytes of one cpuN file of a recording, decoded
- * record by record (kmt_decode) as kmemsnoop -i walks them, and each record
+ * record by record (kmt_decode) as kmemsnoop -i walks them, the cache
+ * records learned and references resolved (cachetab), and each event
  * formatted as a text line.
  */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cachetab.h"
 #include "gfp.h"
 #include "record.h"
 #include "text.h"
@@ -23,13 +25,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct cachetab *caches = cachetab_new();
 	struct kmt_event ev;
 	char line[1024];
 	size_t off = 0;
 
+	if (!caches)
+		return 0;
 	while (off < size && kmt_decode(data + off, size - off, &ev) == KMT_OK) {
-		text_format_event(&sink, &ev, line, sizeof(line));
+		if (cachetab_apply(caches, &ev))
+			text_format_event(&sink, &ev, line, sizeof(line));
 		off += ev.event_size;
 	}
+	cachetab_free(caches);
 	return 0;
 }
