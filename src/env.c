@@ -616,7 +616,8 @@ static const struct opt_spec options[] = {
 	  "traces, so that CPUs busy allocating do not starve it into losing records",
 	  opt_nice, FLAG(nice_given) },
 	{ "verbose", 'v', no_argument, "", GROUP_CONTROL,
-	  "show libbpf's messages and what was detected", opt_none, FLAG(verbose) },
+	  "show libbpf's messages, what was detected, and the instructions the verifier "
+	  "walked per program", opt_none, FLAG(verbose) },
 	{ "help", KEY_HELP, no_argument, "", GROUP_CONTROL, "this help", opt_none, 0 },
 	{ "version", KEY_VERSION, no_argument, "", GROUP_CONTROL, "print the version", opt_none, 0 },
 };

@@ -465,10 +465,12 @@ static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bo
 	__u64 array = arg_number(ctx, 3), site, req, alloc;
 	long ret = bulk_alloc_all_or_none ? ((__u8)ARG(ctx, 4) ? (long)ARG(ctx, 2) : 0)
 					  : (int)ARG(ctx, 4);
-	__u32 n = bulk_count(ret), gfp = ARG(ctx, 1);
+	__u32 n, gfp = ARG(ctx, 1);
 
-	if (!n || !task_passes(&ev))
+	/* The filter first: objects past the bound are counted for the tasks traced. */
+	if (ret <= 0 || !task_passes(&ev))
 		return 0;
+	n = bulk_count(ret);
 	req = KREAD(false, s, object_size);
 	alloc = KREAD(false, s, size);
 	/* One size for all: all pass the size filter, or none. */
