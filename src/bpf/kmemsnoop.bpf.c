@@ -527,7 +527,7 @@ static __always_inline int on_cache_free_bulk(__u64 *ctx, bool atomic_fetch, boo
 		if (do_stat)
 			stat_free(ptr, &ev);
 		if (do_stream && s)
-			stream_cache_free_bulk(&ev, atomic_fetch, s, site, ptr);
+			stream_cache_free_ref(&ev, atomic_fetch, false, s, site, ptr, KMT_EV_BULK);
 		else if (do_stream)
 			stream_kfree(&ev, atomic_fetch, site, ptr, KMT_EV_BULK);
 	}

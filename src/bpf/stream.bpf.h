@@ -310,11 +310,12 @@ static __always_inline void stream_kfree(struct event_ctx *ev, bool atomic_fetch
 	submit(ev, rec);
 }
 
-/* An object of kmem_cache_free_bulk(s, ...): the cache is s. */
-static __always_inline void stream_cache_free_bulk(struct event_ctx *ev, bool atomic_fetch,
-						   struct kmem_cache *s, __u64 call_site, __u64 ptr)
+/* A free from cache s (NULL: the event names none), by reference; ev_flags: KMT_EV_*. */
+static __always_inline void stream_cache_free_ref(struct event_ctx *ev, bool atomic_fetch, bool btf,
+						  struct kmem_cache *s, __u64 call_site, __u64 ptr,
+						  __u8 ev_flags)
 {
-	__u64 cache = describe_cache(ev, atomic_fetch, s, false);
+	__u64 cache = describe_cache(ev, atomic_fetch, s, btf);
 	struct kmt_rec_cache_free *rec = reserve(ev, sizeof(*rec));
 
 	if (!rec)
@@ -322,7 +323,7 @@ static __always_inline void stream_cache_free_bulk(struct event_ctx *ev, bool at
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
 	fill_context(&rec->time, &rec->task, ev);
-	rec->task.ev_flags = KMT_EV_BULK;
+	rec->task.ev_flags = ev_flags;
 	fill_cache_ref(&rec->cache, cache);
 	submit(ev, rec);
 }
@@ -350,22 +351,12 @@ static __always_inline void stream_cache_free_named(__u64 *ctx, struct event_ctx
 static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
 					      bool btf, __u64 ptr)
 {
-	bool by_cache = cache_free_args == KMT_CACHE_FREE_CACHE;
-	__u64 cache = by_cache ? describe_cache(ev, atomic_fetch, (void *)ARG(ctx, 2), btf) : 0;
-	struct kmt_rec_cache_free *rec;
-
-	if (cache_free_args == KMT_CACHE_FREE_NAME) {
+	if (cache_free_args == KMT_CACHE_FREE_NAME)
 		stream_cache_free_named(ctx, ev, atomic_fetch, ptr);
-		return;
-	}
-	rec = reserve(ev, sizeof(*rec));
-	if (!rec)
-		return;
-	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
-		  ARG(ctx, 0), ptr);
-	fill_context(&rec->time, &rec->task, ev);
-	fill_cache_ref(&rec->cache, cache);
-	submit(ev, rec);
+	else
+		stream_cache_free_ref(ev, atomic_fetch, btf,
+				      cache_free_args == KMT_CACHE_FREE_CACHE ? (void *)ARG(ctx, 2) : NULL,
+				      ARG(ctx, 0), ptr, 0);
 }
 
 static __always_inline void stream_page_alloc(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
