@@ -15,6 +15,7 @@
 
 #include "binin.h"
 #include "cachetab.h"
+#include "tasktab.h"
 #include "gfp.h"
 #include "kmemtrace.h"
 #include "recheader.h"
@@ -180,14 +181,16 @@ static void free_dir(struct trace_dir *td)
 	free(td->files);
 }
 
-/* The file's next allocation or free (validate() checked that it decodes);
- * the records that describe on the way are learned. */
+/* The file's next allocation, free or task record (validate() checked
+ * that it decodes); the caches described on the way are learned: they are
+ * per CPU.  Task records go through the merge: they are in time order
+ * across CPUs. */
 static bool advance(struct cpu_file *cf, struct cachetab *caches)
 {
 	while (cf->off < cf->size) {
 		kmt_decode(cf->data + cf->off, cf->size - cf->off, &cf->head);
 		cf->off += cf->head.event_size;
-		if (cachetab_apply(caches, &cf->head))
+		if (kmt_is_task_record(&cf->head) || cachetab_apply(caches, &cf->head))
 			return true;
 	}
 	return false;
@@ -220,11 +223,13 @@ static int merge(struct trace_dir *td, struct sink *sink)
 {
 	bool *live = calloc(td->nfiles, sizeof(bool));
 	struct cachetab *caches = cachetab_new();
+	struct tasktab *tasks = tasktab_new();
 	int ret = 0;
 
-	if (!live || !caches) {
+	if (!live || !caches || !tasks) {
 		free(live);
 		cachetab_free(caches);
+		tasktab_free(tasks);
 		return fail(td, "out of memory");
 	}
 	for (int i = 0; i < td->nfiles; i++)
@@ -237,11 +242,13 @@ static int merge(struct trace_dir *td, struct sink *sink)
 				best = i;
 		if (best < 0)
 			break;
-		ret = replay_record(td, sink, &td->files[best], td->files[best].cpu);
+		if (tasktab_apply(tasks, &td->files[best].head))
+			ret = replay_record(td, sink, &td->files[best], td->files[best].cpu);
 		live[best] = advance(&td->files[best], caches);
 	}
 	free(live);
 	cachetab_free(caches);
+	tasktab_free(tasks);
 	return ret < 0 ? -1 : 0;
 }
 

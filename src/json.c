@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cachetab.h"
+#include "tasktab.h"
 #include "gfp.h"
 #include "kmemsnoop.h"
 #include "ksyms.h"
@@ -35,7 +36,10 @@ struct json_out {
 	struct sink sink;
 	FILE *out;
 	struct ksyms *ksyms;
-	struct gfp_names *gfp;	struct cachetab *caches; /* records not decoded before */
+	struct gfp_names *gfp;
+	/* For records not decoded before (and so not named). */
+	struct cachetab *caches;
+	struct tasktab *tasks;
 };
 
 static bool is_accounted(const struct kmt_event *ev)
@@ -145,7 +149,7 @@ static void put_event(struct json_out *j, const struct kmt_event *ev)
 	fputs("{\"comm\":", j->out);
 	json_put_string(j->out, ev->has_task ? ev->comm : "<...>");
 	fprintf(j->out, ",\"pid\":%lld,\"tid\":%lld,\"cpu\":%u,\"timestamp\":%llu.%06llu,",
-		ev->has_task ? (long long)ev->pid : -1, ev->has_task ? (long long)ev->tid : -1,
+		ev->has_task ? (long long)ev->pid : -1, ev->has_tid ? (long long)ev->tid : -1,
 		ev->has_time ? ev->cpu : 0, ts / 1000000000ULL, ts % 1000000000ULL / 1000);
 	fputs("\"event\":", j->out);
 	json_put_string(j->out, kmt_event_name(ev));
@@ -187,7 +191,7 @@ static int json_record(struct sink *sk, int cpu, const void *data, size_t size,
 			sk->undecodable++;
 			return 0;
 		}
-		if (!cachetab_apply(j->caches, &decoded))
+		if (!tasktab_apply(j->tasks, &decoded) || !cachetab_apply(j->caches, &decoded))
 			return 0; /* a record that describes: its names are taken */
 		ev = &decoded;
 	}
@@ -211,6 +215,7 @@ static void json_destroy(struct sink *sk)
 
 	gfp_names_free(j->gfp);
 	cachetab_free(j->caches);
+	tasktab_free(j->tasks);
 	free(j);
 }
 
@@ -229,9 +234,11 @@ struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_name
 		return NULL;
 	j->gfp = gfp_names_copy(gfp);
 	j->caches = cachetab_new();
-	if (!j->gfp || !j->caches) {
+	j->tasks = tasktab_new();
+	if (!j->gfp || !j->caches || !j->tasks) {
 		gfp_names_free(j->gfp);
 		cachetab_free(j->caches);
+		tasktab_free(j->tasks);
 		free(j);
 		return NULL;
 	}

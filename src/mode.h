@@ -37,6 +37,7 @@ struct bpf_wants {
 	unsigned int free_classes;  /* EV_*: free sources to attach */
 	bool sized_frees;           /* frees filtered by size as their allocations */
 	bool pfns;                  /* page frame numbers (vmemmap calibration) */
+	bool task_records;          /* the stream's task records (sources.h TASK_FOR_RECORDS) */
 };
 
 /* What wait and tick report besides an error (-1). */

@@ -15,12 +15,14 @@
 #include "record.h"
 #include "reorder.h"
 #include "sink.h"
+#include "tasktab.h"
 
 struct order_sink {
 	struct sink sink;
 	struct sink *inner;
 	struct reorder *held;
-	struct cachetab *caches;
+	struct cachetab *caches; /* per CPU, before the merge */
+	struct tasktab *tasks;   /* after it: in time order across CPUs */
 };
 
 static struct order_sink *order_of(struct sink *sk)
@@ -41,10 +43,12 @@ static int inner_status(struct order_sink *os, int ret)
 	return ret;
 }
 
-static int pass_on(void *ctx, const struct kmt_event *ev, int cpu)
+static int pass_on(void *ctx, struct kmt_event *ev, int cpu)
 {
 	struct order_sink *os = ctx;
 
+	if (!tasktab_apply(os->tasks, ev))
+		return 0; /* a task record: its names are taken */
 	return os->inner->ops->record(os->inner, cpu, NULL, 0, ev);
 }
 
@@ -66,7 +70,7 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 	} else if (kmt_decode(data, size, slot) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
-	} else if (!cachetab_apply(os->caches, slot)) {
+	} else if (!kmt_is_task_record(slot) && !cachetab_apply(os->caches, slot)) {
 		return 0; /* a record that describes: its names are taken */
 	}
 	/* No time (a recording's ABI 1): nothing to order it by. */
@@ -112,6 +116,7 @@ static void order_destroy(struct sink *sk)
 		os->inner->ops->destroy(os->inner);
 	reorder_free(os->held);
 	cachetab_free(os->caches);
+	tasktab_free(os->tasks);
 	free(os);
 }
 
@@ -139,7 +144,8 @@ struct sink *order_sink_new(struct sink *inner, int nrings)
 	os->inner = inner;
 	os->held = reorder_new(REORDER_CAP, nrings, pass_on, os);
 	os->caches = cachetab_new();
-	if (!os->held || !os->caches) {
+	os->tasks = tasktab_new();
+	if (!os->held || !os->caches || !os->tasks) {
 		order_destroy(&os->sink);
 		return NULL;
 	}

@@ -37,11 +37,22 @@ static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event 
 		if (size < offsetof(struct kmt_feat_task, reserved2))
 			return;
 		memcpy(&t, f, offsetof(struct kmt_feat_task, reserved2));
-		ev->has_task = true;
+		ev->has_task = ev->has_tid = true;
 		ev->ev_flags = t.ev_flags;
 		ev->pid = t.pid;
 		ev->tid = t.tid;
 		copy_str(ev->comm, t.comm, KMT_COMM_LEN);
+		return;
+	}
+	case KMT_FEAT_TID: {
+		struct kmt_feat_tid t;
+
+		if (size < sizeof(t))
+			return;
+		memcpy(&t, f, sizeof(t));
+		ev->has_tid = true;
+		ev->ev_flags = t.ev_flags;
+		ev->tid = t.tid;
 		return;
 	}
 	case KMT_FEAT_CACHE_REF: {
@@ -152,8 +163,8 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event
 		return KMT_BAD_SIZE;
 	if (core.event_size > len)
 		return KMT_TRUNCATED;
-	if (core.event_id > KMT_EVENT_HEARTBEAT)
-		return KMT_BAD_EVENT;
+	/* An event id of a later ABI: a record to skip by its size (its
+	 * features, in the common layout, are still read). */
 	ev->event_id = core.event_id;
 	ev->type_id = core.type_id;
 	ev->event_size = core.event_size;
@@ -185,8 +196,6 @@ const char *kmt_decode_error(enum kmt_decode_status status)
 		return "truncated record";
 	case KMT_BAD_SIZE:
 		return "record size too small";
-	case KMT_BAD_EVENT:
-		return "unknown event id";
 	case KMT_BAD_FEATURE:
 		return "feature size runs past the record";
 	}

@@ -27,7 +27,8 @@ struct kmt_event {
 	__u32 cpu;
 	__u64 timestamp;
 
-	bool has_task;
+	bool has_tid;  /* the tid and ev_flags: a task or tid feature */
+	bool has_task; /* the pid and comm: in the record, or resolved (tasktab.h) */
 	__u8 ev_flags; /* KMT_EV_* */
 	__u32 pid;
 	__u32 tid;
@@ -60,7 +61,6 @@ enum kmt_decode_status {
 	KMT_OK = 0,
 	KMT_TRUNCATED,   /* fewer bytes than the record says it has */
 	KMT_BAD_SIZE,    /* event size smaller than the mandatory data */
-	KMT_BAD_EVENT,   /* unknown event id: the record cannot be skipped safely */
 	KMT_BAD_FEATURE, /* a feature whose size runs past the record */
 };
 
@@ -77,6 +77,11 @@ const char *kmt_decode_error(enum kmt_decode_status status);
 static inline bool kmt_is_memory_event(const struct kmt_event *ev)
 {
 	return ev->event_id <= KMT_EVENT_FREE;
+}
+
+static inline bool kmt_is_task_record(const struct kmt_event *ev)
+{
+	return ev->event_id == KMT_EVENT_TASK;
 }
 
 /* The same for a record not decoded: its first byte is the event id. */

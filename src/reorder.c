@@ -202,7 +202,7 @@ static int emit_oldest(struct reorder *r)
 	struct queue *q = &r->queues[qi];
 	uint64_t ts = q->keys[q->head].ts;
 	uint32_t slot = q->keys[q->head].slot;
-	const struct slot *s = &r->slots[slot];
+	struct slot *s = &r->slots[slot];
 
 	q->head = (q->head + 1) & (q->size - 1);
 	if (--q->len) {

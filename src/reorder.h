@@ -27,7 +27,7 @@ struct reorder;
 
 /* Where a record goes on: its status is what release/push return when
  * nonzero (and the rest is not released then). */
-typedef int (*reorder_emit_fn)(void *ctx, const struct kmt_event *ev, int cpu);
+typedef int (*reorder_emit_fn)(void *ctx, struct kmt_event *ev, int cpu);
 
 /* For nrings rings (one queue each), cap >= 1.  NULL when out of memory. */
 struct reorder *reorder_new(size_t cap, int nrings, reorder_emit_fn emit, void *ctx);

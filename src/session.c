@@ -190,7 +190,8 @@ bool session_source_wanted(const struct session *s, enum kmt_source src)
 			return false;
 	switch (es->role) {
 	case ROLE_TASK:
-		return s->env->pid != 0; /* fork and exit follow -p */
+		return ((es->class & TASK_FOR_PID) && s->env->pid != 0) ||
+		       ((es->class & TASK_FOR_RECORDS) && s->wants.task_records);
 	case ROLE_ALLOC:
 		return (s->wants.alloc_classes & es->class) != 0;
 	case ROLE_FREE:

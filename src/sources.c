@@ -6,10 +6,17 @@
 #include "sources.h"
 
 const struct event_source event_sources[SRC_COUNT] = {
-	[SRC_SCHED_PROCESS_FORK] = { "sched_process_fork", SOURCE_TRACEPOINT, ROLE_TASK, 0,
-				     { NULL }, 0, 0 },
-	[SRC_SCHED_PROCESS_FREE] = { "sched_process_free", SOURCE_TRACEPOINT, ROLE_TASK, 0,
-				     { NULL }, 0, 0 },
+	[SRC_SCHED_PROCESS_FORK] = { "sched_process_fork", SOURCE_TRACEPOINT, ROLE_TASK,
+				     TASK_FOR_PID | TASK_FOR_RECORDS, { NULL }, 0, 0 },
+	[SRC_SCHED_PROCESS_FREE] = { "sched_process_free", SOURCE_TRACEPOINT, ROLE_TASK,
+				     TASK_FOR_PID, { NULL }, 0, 0 },
+	[SRC_SCHED_PROCESS_EXEC] = { "sched_process_exec", SOURCE_TRACEPOINT, ROLE_TASK,
+				     TASK_FOR_RECORDS, { NULL }, 0, 0 },
+	[SRC_SCHED_PROCESS_EXIT] = { "sched_process_exit", SOURCE_TRACEPOINT, ROLE_TASK,
+				     TASK_FOR_RECORDS, { NULL }, 0, 0 },
+	/* prctl(PR_SET_NAME), a write to /proc/PID/comm, and exec. */
+	[SRC_TASK_RENAME] = { "task_rename", SOURCE_TRACEPOINT, ROLE_TASK, TASK_FOR_RECORDS,
+			      { NULL }, 0, 0 },
 	[SRC_KMALLOC] = { "kmalloc", SOURCE_TRACEPOINT, ROLE_ALLOC, EV_KMALLOC, { NULL }, 0, 0 },
 	[SRC_KMALLOC_NODE] = { "kmalloc_node", SOURCE_TRACEPOINT, ROLE_ALLOC, EV_KMALLOC, { NULL }, 0, 0 },
 	[SRC_KMEM_CACHE_ALLOC] = { "kmem_cache_alloc", SOURCE_TRACEPOINT, ROLE_ALLOC, EV_CACHE,

@@ -23,6 +23,9 @@
 enum kmt_source {
 	SRC_SCHED_PROCESS_FORK,
 	SRC_SCHED_PROCESS_FREE,
+	SRC_SCHED_PROCESS_EXEC,
+	SRC_SCHED_PROCESS_EXIT,
+	SRC_TASK_RENAME,
 	SRC_KMALLOC,
 	SRC_KMALLOC_NODE,
 	SRC_KMEM_CACHE_ALLOC,
@@ -50,11 +53,15 @@ enum source_kind {
 	SOURCE_FEXIT,      /* its return: the arguments and the return value */
 };
 
+/* What a ROLE_TASK source serves. */
+#define TASK_FOR_PID 0x1     /* -p: the thread groups traced */
+#define TASK_FOR_RECORDS 0x2 /* the stream's task records (fork, exec, rename, exit) */
+
 #define SOURCE_MAX_FUNCS 2
 #define SOURCE_BIT(src) (1u << (src))
 
 enum source_role {
-	ROLE_TASK,  /* follows processes for -p */
+	ROLE_TASK,  /* follows processes for -p, or names tasks in the stream */
 	ROLE_ALLOC,
 	ROLE_FREE,
 };
@@ -63,7 +70,7 @@ struct event_source {
 	const char *name;      /* the tracepoint; the BPF entry points' suffix */
 	enum source_kind kind;
 	enum source_role role;
-	unsigned int class;    /* EV_*; 0 for ROLE_TASK */
+	unsigned int class;    /* EV_*; for ROLE_TASK, TASK_FOR_* */
 	/* fentry/fexit: the kernel functions to try, in order */
 	const char *funcs[SOURCE_MAX_FUNCS];
 	int args;              /* fentry/fexit: the arguments the program reads */

@@ -22,6 +22,7 @@
 #include "reorder.h"
 #include "sink.h"
 #include "statsink.h"
+#include "tasktab.h"
 
 struct stat_sink {
 	struct sink sink;
@@ -31,7 +32,8 @@ struct stat_sink {
 	struct ksyms *ksyms;
 	struct gfp_names *gfp;
 	struct reorder *held; /* NULL: records are taken as they come */
-	struct cachetab *caches;
+	struct cachetab *caches; /* per CPU, before the time order */
+	struct tasktab *tasks;   /* after it */
 	unsigned long long reports;
 	bool json; /* --json: one object per report */
 };
@@ -47,12 +49,20 @@ static int fail(struct stat_sink *ss, const char *what)
 	return -1;
 }
 
-static int add(void *ctx, const struct kmt_event *ev, int cpu)
+static int count(struct stat_sink *ss, const struct kmt_event *ev, int cpu)
+{
+	return kstat_add(ss->ks, ev, ev->has_time ? (int)ev->cpu : cpu) ?
+		       fail(ss, "--stat: out of memory") : 0;
+}
+
+/* A record in the order it is counted in: task records name the tids. */
+static int add(void *ctx, struct kmt_event *ev, int cpu)
 {
 	struct stat_sink *ss = ctx;
 
-	return kstat_add(ss->ks, ev, ev->has_time ? (int)ev->cpu : cpu) ?
-		       fail(ss, "--stat: out of memory") : 0;
+	if (!tasktab_apply(ss->tasks, ev))
+		return 0;
+	return count(ss, ev, cpu);
 }
 
 /* What reorder.h returned: add()'s, or its own lack of memory. */
@@ -75,12 +85,12 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 
 	if (ev) {
 		if (!ss->held || !ev->has_time)
-			return add(ss, ev, cpu);
+			return count(ss, ev, cpu); /* a replay's: names resolved */
 		*slot = *ev;
 	} else if (kmt_decode(data, size, slot) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
-	} else if (!cachetab_apply(ss->caches, slot)) {
+	} else if (!kmt_is_task_record(slot) && !cachetab_apply(ss->caches, slot)) {
 		return 0; /* a record that describes: its names are taken */
 	}
 	if (!ss->held || !slot->has_time)
@@ -163,6 +173,7 @@ static void stat_destroy(struct sink *sk)
 	gfp_names_free(ss->gfp);
 	reorder_free(ss->held);
 	cachetab_free(ss->caches);
+	tasktab_free(ss->tasks);
 	free(ss);
 }
 
@@ -308,12 +319,13 @@ struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms
 		ss->ks = kstat_new(&topo);
 		ss->gfp = gfp_names_copy(gfp);
 		ss->caches = cachetab_new();
+		ss->tasks = tasktab_new();
 		if (rings > 0)
 			ss->held = reorder_new(REORDER_CAP, rings, add, ss);
 	}
 	free(t.cpus);
 	free(t.blocks);
-	if (!ss || !ss->ks || !ss->gfp || !ss->caches || (rings > 0 && !ss->held)) {
+	if (!ss || !ss->ks || !ss->gfp || !ss->caches || !ss->tasks || (rings > 0 && !ss->held)) {
 		if (ss)
 			stat_destroy(&ss->sink);
 		snprintf(err, err_size, "--stat: out of memory");

@@ -151,6 +151,7 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 	w->alloc_classes |= stream_classes(env);
 	w->free_classes |= stream_classes(env);
 	w->sized_frees = true;
+	w->task_records = true;
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
 }

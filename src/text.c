@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cachetab.h"
+#include "tasktab.h"
 #include "gfp.h"
 #include "ksyms.h"
 #include "record.h"
@@ -250,7 +251,7 @@ static void put_context(struct line *l, const struct kmt_event *ev)
 	put_str(l, comm);
 	put_mem(l, "-", 1);
 	tid_start = l->p;
-	put_sdec(l, ev->has_task ? (long long)ev->tid : -1);
+	put_sdec(l, ev->has_tid ? (long long)ev->tid : -1);
 	put_pad(l, ' ', 7 - (int)(l->p - tid_start));
 	put_str(l, " [");
 	put_udec(l, ev->has_time ? ev->cpu : 0, 3, '0');
@@ -302,7 +303,10 @@ int text_print_event(struct text_sink *sink, const struct kmt_event *ev)
 struct text_out {
 	struct sink sink;
 	struct text_sink text;
-	struct gfp_names *gfp;	struct cachetab *caches; /* records not decoded before */
+	struct gfp_names *gfp;
+	/* For records not decoded before (and so not named). */
+	struct cachetab *caches;
+	struct tasktab *tasks;
 };
 
 static int text_out_status(struct sink *sk, int err)
@@ -334,7 +338,7 @@ static int text_out_record(struct sink *sk, int cpu, const void *data, size_t si
 			sk->undecodable++;
 			return 0;
 		}
-		if (!cachetab_apply(t->caches, &decoded))
+		if (!tasktab_apply(t->tasks, &decoded) || !cachetab_apply(t->caches, &decoded))
 			return 0; /* a record that describes: its names are taken */
 		ev = &decoded;
 	}
@@ -358,6 +362,7 @@ static void text_out_destroy(struct sink *sk)
 
 	gfp_names_free(t->gfp);
 	cachetab_free(t->caches);
+	tasktab_free(t->tasks);
 	free(t);
 }
 
@@ -376,9 +381,11 @@ struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_name
 		return NULL;
 	t->gfp = gfp_names_copy(gfp);
 	t->caches = cachetab_new();
-	if (!t->gfp || !t->caches) {
+	t->tasks = tasktab_new();
+	if (!t->gfp || !t->caches || !t->tasks) {
 		gfp_names_free(t->gfp);
 		cachetab_free(t->caches);
+		tasktab_free(t->tasks);
 		free(t);
 		return NULL;
 	}

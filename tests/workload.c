@@ -127,6 +127,23 @@
  *       (N x COUNT) of load_msg kmallocs spread over a long run, at a rate
  *       small enough for a tracefs instance to keep up with (tests/soak.sh).
  *
+ *   rename NAME
+ *       prctl(PR_SET_NAME, NAME): the task's comm is NAME (0..15 bytes)
+ *       from here on, for the commands after it (tests/integration/
+ *       test_comm.sh).  Makes no load_msg kmalloc.
+ *
+ *   exec-as NAME
+ *       Re-executes this binary (readlink /proc/self/exe) through a
+ *       symlink DIR/NAME, DIR a new mkdtemp directory in $TMPDIR (else
+ *       /tmp), running the commands after it ("+ COMMAND ARGS..."; at
+ *       least one, without --wait: the go has been given).  The process
+ *       keeps its pid and the kernel sets its comm to the basename of the
+ *       path given to execve: NAME (1..15 bytes, no "/", not "." or "..").
+ *       The new image first removes DIR/NAME and DIR (told by the internal
+ *       first option "--exec-cleanup DIR/NAME"), then runs the commands.
+ *       The exec and the removal allocate (mm, page tables, the path,
+ *       unlink) but make no load_msg kmalloc.
+ *
  *   pages-rounds SECONDS PAGES
  *       Repeats, until SECONDS have passed: "pipe PAGES", then PAGES
  *       anonymous pages mapped, each touched (a page fault allocating one
@@ -178,11 +195,14 @@
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <libgen.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -221,7 +241,8 @@ usage(const char *fmt, ...)
 	      "          pipe PAGES | piperesize N | openclose N |\n"
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
 	      "          pages-rounds SECONDS PAGES |\n"
-	      "          percpu-map-hold ENTRIES SIZE | uring-hold N\n",
+	      "          percpu-map-hold ENTRIES SIZE | uring-hold N |\n"
+	      "          rename NAME | exec-as NAME (then more commands)\n",
 	      stderr);
 	exit(2);
 }
@@ -683,10 +704,77 @@ static void do_msg_rounds(long seconds, long size, long count)
 	say("rounds %ld\n", rounds);
 }
 
+#define COMM_MAX 15 /* TASK_COMM_LEN - 1 */
+
+static void do_rename(const char *name)
+{
+	if (prctl(PR_SET_NAME, name, 0, 0, 0))
+		die("prctl(PR_SET_NAME)");
+}
+
+/*
+ * Runs argv[0] = DIR/NAME --exec-cleanup DIR/NAME REST... where DIR/NAME is
+ * a symlink to this binary in a new directory; REST: the commands after
+ * exec-as (argv of this process from index "rest").  Returns only on error.
+ */
+static void do_exec_as(const char *name, char **argv, int argc, int rest)
+{
+	const char *tmp = getenv("TMPDIR");
+	char self[PATH_MAX], dir[PATH_MAX], link[PATH_MAX];
+	char **av;
+	ssize_t n;
+	int ai = 0;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		die("readlink /proc/self/exe");
+	self[n] = '\0';
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/workload-exec.XXXXXX", tmp) >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		die("exec-as directory");
+	}
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	if ((size_t)snprintf(link, sizeof(link), "%s/%s", dir, name) >= sizeof(link)) {
+		errno = ENAMETOOLONG;
+		die("exec-as path");
+	}
+	if (symlink(self, link))
+		die("symlink");
+	av = calloc((size_t)(argc - rest) + 4, sizeof(*av));
+	if (!av)
+		die("calloc");
+	av[ai++] = link;
+	av[ai++] = "--exec-cleanup";
+	av[ai++] = link;
+	for (int i = rest; i < argc; i++)
+		av[ai++] = argv[i];
+	av[ai] = NULL;
+	fflush(NULL);
+	execv(link, av);
+	die("execv");
+}
+
+/* The start of an image run by exec-as: remove its symlink and directory. */
+static void exec_cleanup(const char *link)
+{
+	char copy[PATH_MAX];
+
+	if (unlink(link))
+		die("unlink exec-as symlink");
+	snprintf(copy, sizeof(copy), "%s", link);
+	if (rmdir(dirname(copy)))
+		die("rmdir exec-as directory");
+}
+
 /* One parsed command of the "+"-separated list. */
 struct step {
 	const char *cmd;
 	long a, b, c;
+	const char *name; /* rename, exec-as */
+	int next;         /* argv index of the command after this one */
 };
 
 #define MAX_STEPS 32
@@ -709,6 +797,8 @@ static void parse_step(char **av, int n, struct step *st)
 		want = 3;
 	else if (!strcmp(cmd, "percpu-map-hold"))
 		want = 2;
+	else if (!strcmp(cmd, "rename") || !strcmp(cmd, "exec-as"))
+		want = 1;
 	else
 		usage("unknown command '%s'", cmd);
 	if (n - 1 != want)
@@ -731,6 +821,15 @@ static void parse_step(char **av, int n, struct step *st)
 	} else if (!strcmp(cmd, "percpu-map-hold")) {
 		st->a = number(av[1], 1, 65536, "ENTRIES");
 		st->b = number(av[2], 1, 32768, "SIZE");
+	} else if (!strcmp(cmd, "rename")) {
+		if (strlen(av[1]) > COMM_MAX)
+			usage("bad NAME '%s' (at most %d bytes)", av[1], COMM_MAX);
+		st->name = av[1];
+	} else if (!strcmp(cmd, "exec-as")) {
+		if (!av[1][0] || strlen(av[1]) > COMM_MAX || strchr(av[1], '/') ||
+		    !strcmp(av[1], ".") || !strcmp(av[1], ".."))
+			usage("bad NAME '%s' (a file name of 1..%d bytes)", av[1], COMM_MAX);
+		st->name = av[1];
 	} else if (!strcmp(cmd, "msg-rounds")) {
 		st->a = number(av[1], 0, 86400 * 7, "SECONDS");
 		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
@@ -769,6 +868,8 @@ static void run_step(const struct step *st)
 		do_pages_rounds(st->a, st->b);
 	else if (!strcmp(st->cmd, "percpu-map-hold"))
 		do_percpu_map_hold(st->a, st->b);
+	else if (!strcmp(st->cmd, "rename"))
+		do_rename(st->name);
 }
 
 static void run_thread_msg(int wait, long size, long count)
@@ -806,6 +907,11 @@ int main(int argc, char **argv)
 	struct step steps[MAX_STEPS];
 	int wait = 0, ai = 1, nsteps = 0;
 
+	/* Internal, first: this image was started by exec-as. */
+	if (ai + 1 < argc && !strcmp(argv[ai], "--exec-cleanup")) {
+		exec_cleanup(argv[ai + 1]);
+		ai += 2;
+	}
 	if (ai < argc && !strcmp(argv[ai], "--wait")) {
 		wait = 1;
 		ai++;
@@ -823,11 +929,14 @@ int main(int argc, char **argv)
 			usage("empty command");
 		if (nsteps == MAX_STEPS)
 			usage("more than %d commands", MAX_STEPS);
-		parse_step(argv + ai, end - ai, &steps[nsteps++]);
+		parse_step(argv + ai, end - ai, &steps[nsteps]);
+		steps[nsteps++].next = end + 1;
 		ai = end + 1;
 		if (end < argc && ai == argc)
 			usage("nothing after '+'");
 	}
+	if (!strcmp(steps[nsteps - 1].cmd, "exec-as"))
+		usage("exec-as must be followed by '+ COMMAND ARGS'");
 
 	setup_signals();
 	prefault();
@@ -846,7 +955,10 @@ int main(int argc, char **argv)
 		say("pid %d\n", (int)getpid());
 		wait_for_go();
 	}
-	for (int i = 0; i < nsteps; i++)
+	for (int i = 0; i < nsteps; i++) {
+		if (!strcmp(steps[i].cmd, "exec-as"))
+			do_exec_as(steps[i].name, argv, argc, steps[i].next);
 		run_step(&steps[i]);
+	}
 	return 0;
 }

@@ -534,8 +534,52 @@ static __always_inline int on_cache_free_bulk(__u64 *ctx, bool atomic_fetch, boo
 	return 0;
 }
 
-/* --- sched: following -p across fork -------------------------------------- */
+/* --- sched and task: following -p, task records --------------------------- */
 
+/* The tasks whose records a reader of the stream can need: those the pid
+ * and tid filters let through (not the comm filter: a rename can make a
+ * task pass it). */
+static __always_inline bool task_recorded(__u32 tgid, __u32 tid)
+{
+	if (tgid == self_tgid)
+		return false;
+	if (filter_tid && tid != target_tid)
+		return false;
+	return !filter_pid || bpf_map_lookup_elem(&traced_tgids, &tgid);
+}
+
+/*
+ * A task record for task at a fork, exec, rename or exit; comm: its new
+ * name (a rename is traced before the kernel copies it), else NULL.  Not
+ * written again when lost: counted as lost.
+ */
+static __always_inline void write_task_record(bool atomic_fetch, bool btf,
+					      struct task_struct *task, __u8 why, __u64 parent,
+					      const char *comm)
+{
+	struct event_ctx ev = { .cpu = bpf_get_smp_processor_id() };
+	__u32 tgid = KREAD(btf, task, tgid), tid = KREAD(btf, task, pid);
+	struct kmt_rec_task *rec;
+
+	if (!task_recorded(tgid, tid))
+		return;
+	rec = reserve_task_record(&ev, atomic_fetch, why, parent);
+	if (!rec) {
+		count_loss(ev.cpu, sizeof(*rec));
+		return;
+	}
+	rec->task.pid = tgid;
+	rec->task.tid = tid;
+	__builtin_memset(rec->task.comm, 0, sizeof(rec->task.comm));
+	if (comm)
+		bpf_probe_read_kernel_str(rec->task.comm, sizeof(rec->task.comm), comm);
+	else
+		bpf_core_read(rec->task.comm, sizeof(rec->task.comm), &task->comm);
+	submit(&ev, rec);
+}
+
+/* A process forked by one -p traces is traced too; any new task (process
+ * or thread) gets a task record: its tid may have been another's. */
 static __always_inline int on_fork(__u64 *ctx, bool atomic_fetch, bool btf)
 {
 	struct task_struct *parent = (void *)ARG(ctx, 0), *child = (void *)ARG(ctx, 1);
@@ -543,9 +587,38 @@ static __always_inline int on_fork(__u64 *ctx, bool atomic_fetch, bool btf)
 	__u32 child_tgid = KREAD(btf, child, tgid);
 	__u8 one = 1;
 
-	if (parent_tgid == child_tgid || !bpf_map_lookup_elem(&traced_tgids, &parent_tgid))
-		return 0;
-	bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY);
+	if (filter_pid && parent_tgid != child_tgid &&
+	    bpf_map_lookup_elem(&traced_tgids, &parent_tgid))
+		bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY);
+	if (do_stream)
+		write_task_record(atomic_fetch, btf, child, KMT_TASK_FORK, KREAD(btf, parent, pid),
+				  NULL);
+	return 0;
+}
+
+/* sched_process_exec(p, old_pid, bprm): p has its new comm already. */
+static __always_inline int on_exec(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	if (do_stream)
+		write_task_record(atomic_fetch, btf, (void *)ARG(ctx, 0), KMT_TASK_EXEC, 0, NULL);
+	return 0;
+}
+
+/* task_rename(task, comm): prctl(PR_SET_NAME), /proc/PID/comm, exec. */
+static __always_inline int on_rename(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	if (do_stream)
+		write_task_record(atomic_fetch, btf, (void *)ARG(ctx, 0), KMT_TASK_RENAME, 0,
+				  (const char *)ARG(ctx, 1));
+	return 0;
+}
+
+/* The exit of a thread: the frees it does after it are still its own, so
+ * a reader keeps its name until another task takes the tid (a fork). */
+static __always_inline int on_exit(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	if (do_stream)
+		write_task_record(atomic_fetch, btf, (void *)ARG(ctx, 0), KMT_TASK_EXIT, 0, NULL);
 	return 0;
 }
 
@@ -587,6 +660,9 @@ KMT_ENTRY_POINTS(alloc_vmap_area, on_alloc_vmap_area)
 KMT_ENTRY_POINTS(free_vmap_area_noflush, on_free_vmap_area)
 KMT_ENTRY_POINTS(sched_process_fork, on_fork)
 KMT_ENTRY_POINTS(sched_process_free, on_task_free)
+KMT_ENTRY_POINTS(sched_process_exec, on_exec)
+KMT_ENTRY_POINTS(sched_process_exit, on_exit)
+KMT_ENTRY_POINTS(task_rename, on_rename)
 
 /*
  * Kernel functions (sources.c's fentry/fexit rows): fe_<row> with atomic

@@ -56,7 +56,7 @@ _Static_assert(KMT_TYPE_PERCPU == KMT_TYPE_PERCPU_ID, "percpu type id");
 
 /* Why a task record was written (its type id). */
 enum kmt_task_why {
-	KMT_TASK_EXISTING = 0, /* alive when tracing started (/proc) */
+	KMT_TASK_SEEN = 0,     /* first seen on this CPU (alive at start, or out of its table) */
 	KMT_TASK_FORK = 1,     /* created; core ptr: the parent's tid */
 	KMT_TASK_EXEC = 2,     /* exec'd: the new comm */
 	KMT_TASK_RENAME = 3,   /* renamed (prctl PR_SET_NAME, /proc/PID/comm) */
@@ -206,7 +206,7 @@ struct kmt_rec_kmalloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 } KMT_PACKED;
 
 /* The cache by reference: its name is in its cache record. */
@@ -214,7 +214,7 @@ struct kmt_rec_cache_alloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 	struct kmt_feat_cache_ref cache;
 } KMT_PACKED;
 
@@ -222,20 +222,20 @@ struct kmt_rec_page_alloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 	struct kmt_feat_page page;
 } KMT_PACKED;
 
 struct kmt_rec_kfree {
 	struct kmt_core core;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 } KMT_PACKED;
 
 struct kmt_rec_cache_free {
 	struct kmt_core core;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 	struct kmt_feat_cache_ref cache;
 } KMT_PACKED;
 
@@ -244,8 +244,16 @@ struct kmt_rec_cache_free {
 struct kmt_rec_cache_free_named {
 	struct kmt_core core;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 	struct kmt_feat_cache cache;
+} KMT_PACKED;
+
+/* A task's identity: before a CPU's first record of the task, and at its
+ * fork, exec, rename and exit. */
+struct kmt_rec_task {
+	struct kmt_core core;
+	struct kmt_feat_time time;
+	struct kmt_feat_task task;
 } KMT_PACKED;
 
 /* A slab cache, written on a CPU before the first record there that refers to it. */
@@ -258,7 +266,7 @@ struct kmt_rec_cache {
 struct kmt_rec_page_free {
 	struct kmt_core core;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 	struct kmt_feat_page page;
 } KMT_PACKED;
 
@@ -268,7 +276,7 @@ struct kmt_rec_percpu_alloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 	struct kmt_feat_percpu percpu;
 } KMT_PACKED;
 
@@ -277,7 +285,7 @@ struct kmt_rec_percpu_alloc {
 struct kmt_rec_percpu_free {
 	struct kmt_core core;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 	struct kmt_feat_percpu percpu;
 } KMT_PACKED;
 
@@ -285,14 +293,14 @@ struct kmt_rec_vmalloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 	struct kmt_feat_vmalloc vmalloc;
 } KMT_PACKED;
 
 struct kmt_rec_vfree {
 	struct kmt_core core;
 	struct kmt_feat_time time;
-	struct kmt_feat_task task;
+	struct kmt_feat_tid tid;
 	struct kmt_feat_vmalloc vmalloc;
 } KMT_PACKED;
 
@@ -309,17 +317,18 @@ _Static_assert(sizeof(struct kmt_feat_cache_info) == 64, "cache info feature");
 _Static_assert(sizeof(struct kmt_feat_heartbeat) == 24, "heartbeat feature");
 _Static_assert(sizeof(struct kmt_feat_percpu) == 24, "percpu feature");
 _Static_assert(sizeof(struct kmt_feat_vmalloc) == 8, "vmalloc feature");
-_Static_assert(sizeof(struct kmt_rec_kmalloc) == 96, "kmalloc record");
-_Static_assert(sizeof(struct kmt_rec_cache_alloc) == 112, "kmem_cache_alloc record");
-_Static_assert(sizeof(struct kmt_rec_page_alloc) == 112, "mm_page_alloc record");
-_Static_assert(sizeof(struct kmt_rec_kfree) == 72, "kfree record");
-_Static_assert(sizeof(struct kmt_rec_cache_free) == 88, "kmem_cache_free record");
-_Static_assert(sizeof(struct kmt_rec_cache_free_named) == 112, "kmem_cache_free record, named");
+_Static_assert(sizeof(struct kmt_rec_kmalloc) == 72, "kmalloc record");
+_Static_assert(sizeof(struct kmt_rec_cache_alloc) == 88, "kmem_cache_alloc record");
+_Static_assert(sizeof(struct kmt_rec_page_alloc) == 88, "mm_page_alloc record");
+_Static_assert(sizeof(struct kmt_rec_kfree) == 48, "kfree record");
+_Static_assert(sizeof(struct kmt_rec_cache_free) == 64, "kmem_cache_free record");
+_Static_assert(sizeof(struct kmt_rec_cache_free_named) == 88, "kmem_cache_free record, named");
 _Static_assert(sizeof(struct kmt_rec_cache) == 104, "cache record");
-_Static_assert(sizeof(struct kmt_rec_page_free) == 88, "mm_page_free record");
-_Static_assert(sizeof(struct kmt_rec_percpu_alloc) == 120, "percpu_alloc_percpu record");
-_Static_assert(sizeof(struct kmt_rec_percpu_free) == 96, "percpu_free_percpu record");
-_Static_assert(sizeof(struct kmt_rec_vmalloc) == 104, "vmalloc record");
-_Static_assert(sizeof(struct kmt_rec_vfree) == 80, "vfree record");
+_Static_assert(sizeof(struct kmt_rec_task) == 72, "task record");
+_Static_assert(sizeof(struct kmt_rec_page_free) == 64, "mm_page_free record");
+_Static_assert(sizeof(struct kmt_rec_percpu_alloc) == 96, "percpu_alloc_percpu record");
+_Static_assert(sizeof(struct kmt_rec_percpu_free) == 72, "percpu_free_percpu record");
+_Static_assert(sizeof(struct kmt_rec_vmalloc) == 80, "vmalloc record");
+_Static_assert(sizeof(struct kmt_rec_vfree) == 56, "vfree record");
 
 #endif /* KMEMSNOOP_KMEMTRACE_H */

@@ -132,17 +132,15 @@ static __always_inline void fill_time(struct kmt_feat_time *time, const struct e
 	time->timestamp = bpf_ktime_get_ns();
 }
 
-static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_feat_task *task,
-					 struct event_ctx *ev)
+/* The event's time and task: the tid only, its comm is in a task record. */
+static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_feat_tid *tid,
+					 struct event_ctx *ev, __u8 ev_flags)
 {
 	fill_time(time, ev);
-	task->size = sizeof(*task);
-	task->id = KMT_FEAT_TASK;
-	task->ev_flags = 0;
-	task->pid = ev->pid_tgid >> 32;
-	task->tid = (__u32)ev->pid_tgid;
-	read_comm(task->comm);
-	task->reserved2 = 0;
+	tid->size = sizeof(*tid);
+	tid->id = KMT_FEAT_TID;
+	tid->ev_flags = ev_flags;
+	tid->tid = (__u32)ev->pid_tgid;
 }
 
 static __always_inline __u32 slab_account_mask(void)
@@ -153,25 +151,29 @@ static __always_inline __u32 slab_account_mask(void)
 }
 
 /*
- * A cache's name and sizes go once into a cache record; its events carry
- * its address (a cache reference).  A small per-CPU table holds the caches
- * this CPU wrote records for: a cache record is written on the CPU, and
- * before the records there that refer to it, so that a reader of that
- * CPU's records in order knows the name first.  A cache pushed out of its
- * slot is described again.
+ * A cache's name and sizes go once into a cache record, a task's pid and
+ * comm into a task record; events carry the cache's address and the tid.
+ * A small per-CPU table holds the caches and tasks this CPU wrote records
+ * for: a record that describes is written on the CPU, and before the
+ * records there that refer to it, so that a reader of that CPU's records
+ * in order knows the name first.  One pushed out of its slot is described
+ * again.  A task's later names (exec, rename) and a tid used again (fork)
+ * come from the sched and task tracepoints, in time order across CPUs.
  */
 #define CACHE_SLOTS 64
+#define TASK_SLOTS 256
 
-struct cache_seen {
+struct described {
 	__u64 cache[CACHE_SLOTS];
+	__u32 tid[TASK_SLOTS];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct cache_seen);
-} caches_seen SEC(".maps");
+	__type(value, struct described);
+} described SEC(".maps");
 
 static __always_inline bool write_cache_record(struct event_ctx *ev, bool atomic_fetch,
 					       struct kmem_cache *s, bool btf, __u64 addr)
@@ -207,12 +209,12 @@ static __always_inline __u64 describe_cache(struct event_ctx *ev, bool atomic_fe
 {
 	__u64 addr = (__u64)s;
 	__u32 zero = 0;
-	struct cache_seen *seen;
+	struct described *seen;
 	__u64 *slot;
 
 	if (!s)
 		return 0;
-	seen = bpf_map_lookup_elem(&caches_seen, &zero);
+	seen = bpf_map_lookup_elem(&described, &zero);
 	if (!seen)
 		return addr;
 	slot = &seen->cache[(addr >> 8 ^ addr >> 16) & (CACHE_SLOTS - 1)];
@@ -231,6 +233,61 @@ static __always_inline void fill_cache_ref(struct kmt_feat_cache_ref *ref, __u64
 	ref->flags = cache ? 0 : KMT_CACHE_NO_NAME;
 	ref->reserved = 0;
 	ref->cache = cache;
+}
+
+/* A task record: its pid, tid and comm, filled by the caller. */
+static __always_inline struct kmt_rec_task *reserve_task_record(struct event_ctx *ev,
+								 bool atomic_fetch, __u8 why,
+								 __u64 parent_tid)
+{
+	struct kmt_rec_task *rec = reserve_record(ev, sizeof(*rec), false);
+
+	if (!rec)
+		return NULL;
+	fill_core(&rec->core, ev, KMT_EVENT_TASK, why, sizeof(*rec), atomic_fetch, 0, parent_tid);
+	fill_time(&rec->time, ev);
+	rec->task.size = sizeof(rec->task);
+	rec->task.id = KMT_FEAT_TASK;
+	rec->task.ev_flags = 0;
+	rec->task.reserved2 = 0;
+	return rec;
+}
+
+/*
+ * Before an event of the current task is reserved: its task record, where
+ * this CPU has not written one.  Not for the idle task (tid 0): a reader
+ * names it swapper/CPU, as the kernel does, one per CPU.
+ */
+static __always_inline void describe_task(struct event_ctx *ev, bool atomic_fetch)
+{
+	__u32 tid = (__u32)ev->pid_tgid, zero = 0;
+	struct kmt_rec_task *rec;
+	struct described *seen;
+	__u32 *slot;
+
+	if (!tid)
+		return;
+	seen = bpf_map_lookup_elem(&described, &zero);
+	if (!seen)
+		return;
+	slot = &seen->tid[tid & (TASK_SLOTS - 1)];
+	if (*slot == tid)
+		return;
+	rec = reserve_task_record(ev, atomic_fetch, KMT_TASK_SEEN, 0);
+	if (!rec)
+		return; /* tried again with the next event */
+	rec->task.pid = ev->pid_tgid >> 32;
+	rec->task.tid = tid;
+	read_comm(rec->task.comm);
+	submit(ev, rec);
+	*slot = tid;
+}
+
+/* An event's record, its task described first. */
+static __always_inline void *reserve_event(struct event_ctx *ev, bool atomic_fetch, __u32 size)
+{
+	describe_task(ev, atomic_fetch);
+	return reserve(ev, size);
 }
 
 /*
@@ -265,14 +322,14 @@ static __always_inline void fill_page(struct kmt_feat_page *fp, __u64 *stored_pa
 static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
 					   bool has_node, __u64 ptr, __u64 req)
 {
-	struct kmt_rec_kmalloc *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_kmalloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
 		  ARG(ctx, 0), ptr);
 	fill_alloc(&rec->alloc, req, ARG(ctx, 3), ARG(ctx, 4), has_node ? (__s32)ARG(ctx, 5) : -1);
-	fill_context(&rec->time, &rec->task, ev);
+	fill_context(&rec->time, &rec->tid, ev, 0);
 	submit(ev, rec);
 }
 
@@ -283,15 +340,14 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic
 					       __u8 ev_flags)
 {
 	__u64 cache = describe_cache(ev, atomic_fetch, s, btf);
-	struct kmt_rec_cache_alloc *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_cache_alloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
 	fill_alloc(&rec->alloc, req, alloc, gfp, node);
-	fill_context(&rec->time, &rec->task, ev);
-	rec->task.ev_flags = ev_flags;
+	fill_context(&rec->time, &rec->tid, ev, ev_flags);
 	fill_cache_ref(&rec->cache, cache);
 	submit(ev, rec);
 }
@@ -299,14 +355,13 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic
 static __always_inline void stream_kfree(struct event_ctx *ev, bool atomic_fetch, __u64 call_site,
 					 __u64 ptr, __u8 ev_flags)
 {
-	struct kmt_rec_kfree *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_kfree *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
-	fill_context(&rec->time, &rec->task, ev);
-	rec->task.ev_flags = ev_flags;
+	fill_context(&rec->time, &rec->tid, ev, ev_flags);
 	submit(ev, rec);
 }
 
@@ -316,14 +371,13 @@ static __always_inline void stream_cache_free_ref(struct event_ctx *ev, bool ato
 						  __u8 ev_flags)
 {
 	__u64 cache = describe_cache(ev, atomic_fetch, s, btf);
-	struct kmt_rec_cache_free *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_cache_free *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
-	fill_context(&rec->time, &rec->task, ev);
-	rec->task.ev_flags = ev_flags;
+	fill_context(&rec->time, &rec->tid, ev, ev_flags);
 	fill_cache_ref(&rec->cache, cache);
 	submit(ev, rec);
 }
@@ -332,13 +386,13 @@ static __always_inline void stream_cache_free_ref(struct event_ctx *ev, bool ato
 static __always_inline void stream_cache_free_named(__u64 *ctx, struct event_ctx *ev,
 						    bool atomic_fetch, __u64 ptr)
 {
-	struct kmt_rec_cache_free_named *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_cache_free_named *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
 		  ARG(ctx, 0), ptr);
-	fill_context(&rec->time, &rec->task, ev);
+	fill_context(&rec->time, &rec->tid, ev, 0);
 	rec->cache.size = sizeof(rec->cache);
 	rec->cache.id = KMT_FEAT_CACHE;
 	rec->cache.flags = 0;
@@ -362,7 +416,7 @@ static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, 
 static __always_inline void stream_page_alloc(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
 					      __u32 order, __u64 bytes)
 {
-	struct kmt_rec_page_alloc *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_page_alloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
@@ -370,7 +424,7 @@ static __always_inline void stream_page_alloc(__u64 *ctx, struct event_ctx *ev, 
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
 		  ARG(ctx, 0));
 	fill_alloc(&rec->alloc, bytes, bytes, ARG(ctx, 2), -1);
-	fill_context(&rec->time, &rec->task, ev);
+	fill_context(&rec->time, &rec->tid, ev, 0);
 	fill_page(&rec->page, &rec->core.ptr, order, ARG(ctx, 3));
 	submit(ev, rec);
 }
@@ -378,13 +432,13 @@ static __always_inline void stream_page_alloc(__u64 *ctx, struct event_ctx *ev, 
 static __always_inline void stream_page_free(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
 					     __u32 order)
 {
-	struct kmt_rec_page_free *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_page_free *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
 		  ARG(ctx, 0));
-	fill_context(&rec->time, &rec->task, ev);
+	fill_context(&rec->time, &rec->tid, ev, 0);
 	fill_page(&rec->page, &rec->core.ptr, order, -1);
 	submit(ev, rec);
 }
@@ -406,7 +460,7 @@ static __always_inline void stream_percpu_alloc(__u64 *ctx, struct event_ctx *ev
 						bool atomic_fetch, bool full, __u64 site,
 						__u64 ptr, __u64 size, __u64 alloc)
 {
-	struct kmt_rec_percpu_alloc *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_percpu_alloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 	__u8 flags;
 
 	if (!rec)
@@ -414,7 +468,7 @@ static __always_inline void stream_percpu_alloc(__u64 *ctx, struct event_ctx *ev
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_PERCPU, sizeof(*rec), atomic_fetch,
 		  site, ptr);
 	fill_alloc(&rec->alloc, size, alloc, full ? ARG(ctx, 9) : 0, -1);
-	fill_context(&rec->time, &rec->task, ev);
+	fill_context(&rec->time, &rec->tid, ev, 0);
 	flags = (full ? ARG(ctx, 1) : ARG(ctx, 0)) ? KMT_PERCPU_RESERVED : 0;
 	flags |= (full ? ARG(ctx, 2) : ARG(ctx, 1)) ? KMT_PERCPU_ATOMIC : 0;
 	flags |= full ? 0 : KMT_PERCPU_COMPUTED;
@@ -426,14 +480,14 @@ static __always_inline void stream_percpu_alloc(__u64 *ctx, struct event_ctx *ev
 static __always_inline void stream_percpu_free(__u64 *ctx, struct event_ctx *ev,
 					       bool atomic_fetch, __u64 ptr)
 {
-	struct kmt_rec_percpu_free *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_percpu_free *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
 	/* The event has no call site. */
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_PERCPU, sizeof(*rec), atomic_fetch, 0,
 		  ptr);
-	fill_context(&rec->time, &rec->task, ev);
+	fill_context(&rec->time, &rec->tid, ev, 0);
 	fill_percpu(&rec->percpu, 0, arg_number(ctx, 0), ARG(ctx, 1), 0);
 	submit(ev, rec);
 }
@@ -451,14 +505,14 @@ static __always_inline void stream_vmalloc(struct event_ctx *ev, bool atomic_fet
 					   __u64 ptr, __u64 req, __u64 alloc, __u32 gfp, __s32 node,
 					   __u8 flags)
 {
-	struct kmt_rec_vmalloc *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_vmalloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_VMALLOC, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
 	fill_alloc(&rec->alloc, req, alloc, gfp, node);
-	fill_context(&rec->time, &rec->task, ev);
+	fill_context(&rec->time, &rec->tid, ev, 0);
 	fill_vmalloc(&rec->vmalloc, flags);
 	submit(ev, rec);
 }
@@ -466,13 +520,13 @@ static __always_inline void stream_vmalloc(struct event_ctx *ev, bool atomic_fet
 static __always_inline void stream_vfree(struct event_ctx *ev, bool atomic_fetch, __u64 call_site,
 					 __u64 ptr, __u8 flags)
 {
-	struct kmt_rec_vfree *rec = reserve(ev, sizeof(*rec));
+	struct kmt_rec_vfree *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
 	if (!rec)
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_VMALLOC, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
-	fill_context(&rec->time, &rec->task, ev);
+	fill_context(&rec->time, &rec->tid, ev, 0);
 	fill_vmalloc(&rec->vmalloc, flags);
 	submit(ev, rec);
 }

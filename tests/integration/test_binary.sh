@@ -78,9 +78,11 @@ done
 check $? binary.cpu_files "missing per-CPU files:$missing (have: $(ls "$DIR" 2>/dev/null | tr '\n' ' '))"
 
 # Walk the records of every cpuN file.  Prints "ERR <why>" lines or, per
-# record, "<event_id> <type_id> <seq>"; the TASK feature's pid must be the
-# workload's.  A cache record (event 3, type 1) carries a cache info
-# feature (id 7) instead, and numbers among the CPU's records.
+# record, "<event_id> <type_id> <seq>".  An event carries a tid feature
+# (id 5): the tid of a task record (event 2, task feature id 2) earlier in
+# the same file, whose pid must be the workload's.  A cache record (event
+# 3, type 1) carries a cache info feature (id 7).  Both number among the
+# CPU's records.
 walk() {
 	od -An -v -tu1 "$1" | awk -v pid="$PID" -v file="$(basename "$1")" '
 	{ for (i = 1; i <= NF; i++) b[n++] = $i }
@@ -91,24 +93,25 @@ walk() {
 		while (off < n) {
 			if (n - off < 24) { print "ERR " file ": " n - off " stray bytes at offset " off; exit }
 			ev = b[off]; ty = b[off + 1]; sz = u16(off + 2)
-			if ((ev > 1 || ty > 2) && !(ev == 3 && ty == 1)) { print "ERR " file ": event " ev " type " ty " at offset " off; exit }
+			if ((ev > 1 || ty > 2) && !(ev == 3 && ty == 1) && !(ev == 2 && ty <= 4)) { print "ERR " file ": event " ev " type " ty " at offset " off; exit }
 			min = ev == 0 ? 48 : 24
 			if (sz < min || off + sz > n) { print "ERR " file ": record size " sz " at offset " off " (file " n " bytes)"; exit }
-			f = off + min; tpid = -1; info = 0
+			f = off + min; tpid = -1; ttid = -1; tid = -1; info = 0
 			while (f + 3 <= off + sz) {
 				fs = u16(f); fid = b[f + 2]
 				if (fs < 3 || f + fs > off + sz) { print "ERR " file ": feature size " fs " at offset " f; exit }
-				if (fid == 2 && fs >= 12) tpid = u32(f + 4)
+				if (fid == 2 && fs >= 12) { tpid = u32(f + 4); ttid = u32(f + 8) }
+				if (fid == 5 && fs >= 8) tid = u32(f + 4)
 				if (fid == 7 && fs >= 17 && b[f + 16]) info = 1
 				f += fs
 			}
-			if (ev == 3) {
-				if (!info) { print "ERR " file ": cache record at offset " off " without a named cache info feature"; exit }
-				print ev, ty, u32(off + 4), file
-				off += sz
-				continue
+			if (ev == 3 && !info) { print "ERR " file ": cache record at offset " off " without a named cache info feature"; exit }
+			if (ev == 2) {
+				if (tpid != pid) { print "ERR " file ": task record at offset " off " has pid " tpid ", not " pid; exit }
+				described[ttid] = 1
 			}
-			if (tpid != pid) { print "ERR " file ": record at offset " off " has task pid " tpid ", not " pid; exit }
+			if (ev <= 1 && tid < 0) { print "ERR " file ": record at offset " off " has no tid feature"; exit }
+			if (ev <= 1 && !(tid in described)) { print "ERR " file ": record at offset " off " has tid " tid ", not described before in this file"; exit }
 			print ev, ty, u32(off + 4), file
 			off += sz
 		}

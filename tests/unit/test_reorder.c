@@ -28,7 +28,7 @@ struct seen {
 	size_t fail_at; /* emit returns -1 for record number fail_at (0: never) */
 };
 
-static int collect(void *ctx, const struct kmt_event *ev, int cpu)
+static int collect(void *ctx, struct kmt_event *ev, int cpu)
 {
 	struct seen *s = ctx;
 
