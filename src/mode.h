@@ -38,6 +38,7 @@ struct bpf_wants {
 	bool sized_frees;           /* frees filtered by size as their allocations */
 	bool pfns;                  /* page frame numbers (vmemmap calibration) */
 	bool task_records;          /* the stream's task records (sources.h TASK_FOR_RECORDS) */
+	bool heartbeats;            /* the stream's heartbeat program, run on each CPU */
 };
 
 /* What wait and tick report besides an error (-1). */

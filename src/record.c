@@ -44,6 +44,17 @@ static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event 
 		copy_str(ev->comm, t.comm, KMT_COMM_LEN);
 		return;
 	}
+	case KMT_FEAT_HEARTBEAT: {
+		struct kmt_feat_heartbeat h;
+
+		if (size < sizeof(h))
+			return;
+		memcpy(&h, f, sizeof(h));
+		ev->has_heartbeat = true;
+		ev->beat_written = h.written;
+		ev->beat_lost = h.lost;
+		return;
+	}
 	case KMT_FEAT_TID: {
 		struct kmt_feat_tid t;
 
@@ -156,6 +167,7 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event
 	ev->has_cache = ev->has_page = ev->has_percpu = ev->has_vmalloc = false;
 	ev->has_cache_ref = ev->has_cache_info = false;
 	ev->vmalloc_flags = 0;
+	ev->has_heartbeat = false;
 	if (len < CORE_SIZE)
 		return KMT_TRUNCATED;
 	memcpy(&core, p, CORE_SIZE);

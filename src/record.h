@@ -55,6 +55,10 @@ struct kmt_event {
 	__u64 percpu_align;
 	bool has_vmalloc;
 	__u8 vmalloc_flags; /* KMT_VMALLOC_* */
+
+	bool has_heartbeat; /* a heartbeat record's counts */
+	__u64 beat_written;
+	__u64 beat_lost;
 };
 
 enum kmt_decode_status {

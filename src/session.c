@@ -231,12 +231,19 @@ static struct bpf_program *source_prog(const struct session *s, enum kmt_source 
 	return bpf_object__find_program_by_name(s->skel->obj, name);
 }
 
+struct bpf_program *session_heartbeat_prog(const struct session *s)
+{
+	return s->kf.atomic_fetch ? s->skel->progs.heartbeat : s->skel->progs.heartbeatc;
+}
+
 static int choose_programs(struct session *s)
 {
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, s->skel->obj)
 		bpf_program__set_autoload(prog, false);
+	if (s->wants.heartbeats)
+		bpf_program__set_autoload(session_heartbeat_prog(s), true);
 	for (int src = 0; src < SRC_COUNT; src++) {
 		if (!session_source_wanted(s, src))
 			continue;

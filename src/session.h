@@ -87,4 +87,8 @@ unsigned long long session_missed(const struct session *s);
 /* Whether the source is attached in this session. */
 bool session_source_wanted(const struct session *s, enum kmt_source src);
 
+/* The program that writes a heartbeat record on the CPU it runs on
+ * (loaded when a mode wants heartbeats). */
+struct bpf_program *session_heartbeat_prog(const struct session *s);
+
 #endif /* KMEMSNOOP_SESSION_H */

@@ -43,12 +43,17 @@ struct stream {
 	unsigned long long records;
 	bool output_gone; /* stdout's reader went away (EPIPE) */
 	unsigned long long next_check_ns; /* when to ask the sink if its output is there */
+	unsigned long long next_beat_ns;  /* when to write the next heartbeats */
+	bool no_beats;                    /* running the heartbeat program failed: said once */
 };
 
 /* How often the sink is asked whether its output is still there (-o DIR
  * removed): a file system call, so not per record, but soon enough that a
  * recording does not go on for long into files no one can open. */
 #define CHECK_EVERY_NS 1000000000ULL
+
+/* Heartbeat records: per CPU, about once a second (docs/ABI.md). */
+#define BEAT_EVERY_NS 1000000000ULL
 
 static struct stream *stream_of(struct mode *m)
 {
@@ -152,6 +157,7 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 	w->free_classes |= stream_classes(env);
 	w->sized_frees = true;
 	w->task_records = true;
+	w->heartbeats = true;
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
 }
@@ -246,26 +252,53 @@ static void note_kernel_limits(const struct session *s)
 				"traced in an interrupt during another may repeat its sequence number\n");
 }
 
-static int stream_start(struct mode *m)
-{
-	struct stream *st = stream_of(m);
-	int ret;
-
-	note_kernel_limits(m->session);
-	ret = st->sink->ops->begin(st->sink);
-	if (ret == SINK_GONE)
-		st->output_gone = true;
-	else if (ret)
-		return session_fail(m->session, "%s", st->sink->err);
-	return 0;
-}
-
 static unsigned long long monotonic_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * A heartbeat record on every online CPU: the program run there through
+ * BPF_PROG_TEST_RUN (an interrupt on that CPU), so an idle CPU has them
+ * too.  A CPU that is offline (ENXIO) has none.
+ */
+static void beat(struct stream *st, unsigned long long now_ns)
+{
+	const struct session *s = st->mode.session;
+	int fd = bpf_program__fd(session_heartbeat_prog(s));
+
+	st->next_beat_ns = now_ns + BEAT_EVERY_NS;
+	if (st->no_beats || fd < 0)
+		return;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+		int err = bpf_prog_test_run_opts(fd, &opts);
+
+		if (!err || err == -ENXIO)
+			continue;
+		st->no_beats = true;
+		fprintf(stderr, "kmemsnoop: no heartbeat records (running the heartbeat program "
+				"on CPU %d: %s)\n", cpu, strerror(-err));
+		return;
+	}
+}
+
+static int stream_start(struct mode *m)
+{
+	struct stream *st = stream_of(m);
+	int ret;
+
+	note_kernel_limits(m->session);
+	beat(st, monotonic_ns());
+	ret = st->sink->ops->begin(st->sink);
+	if (ret == SINK_GONE)
+		st->output_gone = true;
+	else if (ret)
+		return session_fail(m->session, "%s", st->sink->err);
+	return 0;
 }
 
 /* A sink that orders or aggregates learns how far the rings have been read. */
@@ -297,10 +330,13 @@ static int check_sink(struct stream *st, unsigned long long now_ns)
 static int stream_wait(struct mode *m, int ms)
 {
 	struct stream *st = stream_of(m);
+	unsigned long long now_ns = monotonic_ns();
 	int ret;
 
 	if (st->output_gone)
 		return MODE_END;
+	if (now_ns >= st->next_beat_ns)
+		beat(st, now_ns);
 	ret = ring_reader_poll(st->rings, ms);
 	if (st->output_gone)
 		return MODE_END;
@@ -405,6 +441,9 @@ static int stream_finish(struct mode *m, bool final)
 	struct sink_losses lost;
 	int ret = 0;
 
+	/* The last, with the final counts: the programs are detached but
+	 * still loaded. */
+	beat(st, monotonic_ns());
 	while (!st->output_gone && (ret = ring_reader_consume(st->rings)) > 0)
 		;
 	if (ret < 0 && !st->output_gone && !m->session->err[0])

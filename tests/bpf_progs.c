@@ -29,6 +29,7 @@
 #include "pagesite_defs.h"
 #include "kmemsnoop.skel.h"
 #include "record.h"
+#include "tasktab.h"
 
 #define CPU 0                       /* the tests run pinned here */
 #define SITE1 0xffffffff81100000ULL /* call sites: any kernel-looking address */
@@ -641,31 +642,44 @@ static void test_filter_both(const struct setup *base)
 /* --- the stream ----------------------------------------------------------------------- */
 
 struct captured {
-	int n;
+	int n, tasks;
 	struct kmt_event ev;
 	enum kmt_decode_status st;
+	struct tasktab *names;
 };
 
+/* Task records are learned and counted; the last other record kept. */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct captured *cap = ctx;
+	struct kmt_event ev;
 
+	cap->st = kmt_decode(data, size, &ev);
+	if (cap->st != KMT_OK)
+		return 0;
+	if (!tasktab_apply(cap->names, &ev)) {
+		cap->tasks++;
+		return 0;
+	}
 	cap->n++;
-	cap->st = kmt_decode(data, size, &cap->ev);
+	cap->ev = ev;
 	return 0;
 }
 
-/* One kmalloc, one record, decoding to the arguments. */
+/* One kmalloc: the task's record (the first of its tid on this CPU), then
+ * the kmalloc's, decoding to the arguments and named by the task record. */
 static void test_stream(const struct setup *base)
 {
 	struct setup s = *base;
 	struct kmemsnoop_bpf *skel;
 	struct ring_buffer *rb = NULL;
-	struct captured cap = { 0 };
+	struct captured cap = { .names = tasktab_new() };
 	__u32 cpu = CPU;
 	int fd;
 
 	s.stream = true;
+	if (!cap.names)
+		return;
 	skel = load(&s, "stream.record");
 	if (!skel)
 		return;
@@ -675,14 +689,16 @@ static void test_stream(const struct setup *base)
 		result(false, "stream.record: making the ring: %s", strerror(errno));
 	} else if (kmalloc(skel, &s, SITE1, PTR, 200, 256)) {
 		ring_buffer__consume(rb);
-		result(cap.n == 1 && cap.st == KMT_OK && cap.ev.event_size == 96 &&
+		result(cap.n == 1 && cap.tasks == 1 && cap.st == KMT_OK && cap.ev.event_size == 72 &&
 			       cap.ev.call_site == SITE1 && cap.ev.ptr == PTR &&
 			       cap.ev.bytes_req == 200 && cap.ev.bytes_alloc == 256 &&
 			       cap.ev.gfp_flags == GFP_KERNEL && cap.ev.has_task &&
-			       cap.ev.pid == (__u32)getpid() && cap.ev.cpu == CPU,
-		       "stream.%s.record: %d records (want 1), decoded %s, size %u (want 96), "
-		       "call site %llx, ptr %llx, %llu/%llu bytes (want 200/256), pid %u, cpu %u",
-		       path_name(&s), cap.n, kmt_decode_error(cap.st), cap.ev.event_size,
+			       cap.ev.pid == (__u32)getpid() && cap.ev.tid == (__u32)gettid() &&
+			       cap.ev.cpu == CPU,
+		       "stream.%s.record: %d records and %d task records (want 1 and 1), decoded "
+		       "%s, size %u (want 72), call site %llx, ptr %llx, %llu/%llu bytes (want "
+		       "200/256), pid %u, cpu %u",
+		       path_name(&s), cap.n, cap.tasks, kmt_decode_error(cap.st), cap.ev.event_size,
 		       (unsigned long long)cap.ev.call_site, (unsigned long long)cap.ev.ptr,
 		       (unsigned long long)cap.ev.bytes_req, (unsigned long long)cap.ev.bytes_alloc,
 		       cap.ev.pid, cap.ev.cpu);
@@ -690,6 +706,7 @@ static void test_stream(const struct setup *base)
 	ring_buffer__free(rb);
 	if (fd >= 0)
 		close(fd);
+	tasktab_free(cap.names);
 	kmemsnoop_bpf__destroy(skel);
 }
 

@@ -664,6 +664,10 @@ KMT_ENTRY_POINTS(sched_process_exec, on_exec)
 KMT_ENTRY_POINTS(sched_process_exit, on_exit)
 KMT_ENTRY_POINTS(task_rename, on_rename)
 
+/* Not attached: run on each CPU by user space (stream.c). */
+SEC("raw_tp") int heartbeat(void *ctx) { return stream_heartbeat(true); }
+SEC("raw_tp") int heartbeatc(void *ctx) { return stream_heartbeat(false); }
+
 /*
  * Kernel functions (sources.c's fentry/fexit rows): fe_<row> with atomic
  * fetch-add, fec_<row> without; the function is set before load

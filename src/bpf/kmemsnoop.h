@@ -177,13 +177,15 @@ struct kmt_loss {
 /*
  * What a CPU's programs count for themselves, a cache line per CPU so that
  * CPUs never write to the same line: the records since the last consumer
- * wakeup, and the CPU's sequence numbers.
+ * wakeup, the CPU's sequence numbers, and the records written before its
+ * last heartbeat (the sequence numbers wrap; heartbeats count on).
  */
 struct kmt_cpu_counters {
 	__u64 records;
 	__u32 seq;
-	__u32 pad32;
-	__u64 pad[6];
+	__u32 beat_seq;     /* the last heartbeat's sequence number */
+	__u64 beat_written; /* records written before it */
+	__u64 pad[5];
 } __attribute__((aligned(64)));
 
 #define KMT_MAX_CPUS 1024

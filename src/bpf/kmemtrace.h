@@ -256,6 +256,13 @@ struct kmt_rec_task {
 	struct kmt_feat_task task;
 } KMT_PACKED;
 
+/* Per CPU, about once a second: what the CPU wrote and lost so far. */
+struct kmt_rec_heartbeat {
+	struct kmt_core core;
+	struct kmt_feat_time time;
+	struct kmt_feat_heartbeat beat;
+} KMT_PACKED;
+
 /* A slab cache, written on a CPU before the first record there that refers to it. */
 struct kmt_rec_cache {
 	struct kmt_core core;
@@ -325,6 +332,7 @@ _Static_assert(sizeof(struct kmt_rec_cache_free) == 64, "kmem_cache_free record"
 _Static_assert(sizeof(struct kmt_rec_cache_free_named) == 88, "kmem_cache_free record, named");
 _Static_assert(sizeof(struct kmt_rec_cache) == 104, "cache record");
 _Static_assert(sizeof(struct kmt_rec_task) == 72, "task record");
+_Static_assert(sizeof(struct kmt_rec_heartbeat) == 64, "heartbeat record");
 _Static_assert(sizeof(struct kmt_rec_page_free) == 64, "mm_page_free record");
 _Static_assert(sizeof(struct kmt_rec_percpu_alloc) == 96, "percpu_alloc_percpu record");
 _Static_assert(sizeof(struct kmt_rec_percpu_free) == 72, "percpu_free_percpu record");

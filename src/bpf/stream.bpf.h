@@ -531,4 +531,38 @@ static __always_inline void stream_vfree(struct event_ctx *ev, bool atomic_fetch
 	submit(ev, rec);
 }
 
+/*
+ * A heartbeat on the CPU this runs on: user space runs it on each CPU about
+ * once a second (BPF_PROG_TEST_RUN on a CPU: an interrupt there), so that
+ * a reader can tell an idle CPU from one whose records stopped, and place
+ * losses in time.  Lost to a full ring, the next one says it.
+ */
+static __always_inline int stream_heartbeat(bool atomic_fetch)
+{
+	struct event_ctx ev = { .cpu = bpf_get_smp_processor_id() };
+	struct kmt_rec_heartbeat *rec;
+	struct kmt_cpu_counters *cc;
+
+	if (!do_stream || ev.cpu >= KMT_MAX_CPUS)
+		return 0;
+	rec = reserve_record(&ev, sizeof(*rec), false);
+	if (!rec)
+		return 0;
+	fill_core(&rec->core, &ev, KMT_EVENT_HEARTBEAT, 0, sizeof(*rec), atomic_fetch, 0, 0);
+	fill_time(&rec->time, &ev);
+	cc = &cpu_counters[ev.cpu];
+	/* Records between two heartbeats, the last included: under 2^32 in
+	 * a second. */
+	cc->beat_written += (__u32)(rec->core.seq_num - cc->beat_seq);
+	cc->beat_seq = rec->core.seq_num;
+	rec->beat.size = sizeof(rec->beat);
+	rec->beat.id = KMT_FEAT_HEARTBEAT;
+	rec->beat.reserved = 0;
+	rec->beat.reserved2 = 0;
+	rec->beat.written = cc->beat_written;
+	rec->beat.lost = losses[ev.cpu].events;
+	submit(&ev, rec);
+	return 0;
+}
+
 #endif /* KMEMSNOOP_STREAM_BPF_H */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libFuzzer target: the bytes of one cpuN file of a recording, decoded
- * record by record (kmt_decode) as kmemsnoop -i walks them, the cache
- * records learned and references resolved (cachetab), and each event
- * formatted as a text line.
+ * record by record (kmt_decode) as kmemsnoop -i walks them, the task and
+ * cache records learned and references resolved (tasktab, cachetab), and
+ * each event formatted as a text line.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +11,7 @@
 #include "cachetab.h"
 #include "gfp.h"
 #include "record.h"
+#include "tasktab.h"
 #include "text.h"
 
 static struct text_sink sink;
@@ -26,17 +27,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cachetab *caches = cachetab_new();
+	struct tasktab *tasks = tasktab_new();
 	struct kmt_event ev;
 	char line[1024];
 	size_t off = 0;
 
-	if (!caches)
-		return 0;
-	while (off < size && kmt_decode(data + off, size - off, &ev) == KMT_OK) {
-		if (cachetab_apply(caches, &ev))
+	while (caches && tasks && off < size &&
+	       kmt_decode(data + off, size - off, &ev) == KMT_OK) {
+		if (tasktab_apply(tasks, &ev) && cachetab_apply(caches, &ev))
 			text_format_event(&sink, &ev, line, sizeof(line));
 		off += ev.event_size;
 	}
 	cachetab_free(caches);
+	tasktab_free(tasks);
 	return 0;
 }

@@ -122,6 +122,18 @@ def feat_page(order, mt, pfn):
     return struct.pack("<HBBiQ", 16, 4, order, mt, pfn)
 
 
+def feat_tid(flags, tid):
+    return struct.pack("<HBBI", 8, 5, flags, tid)
+
+
+def feat_cache_ref(flags, addr):
+    return struct.pack("<HBBIQ", 16, 6, flags, 0, addr)
+
+
+def feat_cache_info(flags, objsize, size, slab_flags, name):
+    return struct.pack("<HBBIII48s", 64, 7, flags, objsize, size, slab_flags, name)
+
+
 def record(event, typ, seq, site, ptr, body):
     size = 24 + len(body)
     return core(event, typ, size, seq, site, ptr) + body
@@ -146,6 +158,25 @@ def trace(cpu, t0):
     return b"".join(recs)
 
 
+def trace_v4(cpu, t0):
+    """ABI 4: task and cache records, then events that refer to them by
+    tid and cache address; a rename, the idle task, an event id to skip."""
+    filp = 0xffff888100042000
+    recs = [
+        record(2, 0, 0, 0, 0, feat_time(cpu, t0) + feat_task(4242, 4243, b"workload")),
+        record(3, 1, 1, 0, filp, feat_time(cpu, t0 + 1) + feat_cache_info(1, 184, 192, 0x4000000, b"filp")),
+        record(0, 1, 2, 0xffffffff816bbb8c, 0xffff888106b7acc0,
+               alloc(184, 192, 0xcc0, -1) + feat_time(cpu, t0 + 9) + feat_tid(0, 4243) + feat_cache_ref(0, filp)),
+        record(2, 3, 3, 0, 0, feat_time(cpu, t0 + 10) + feat_task(4242, 4243, b"renamed")),
+        record(1, 1, 4, 0xffffffff81353adb, 0xffff888106b7acc0,
+               feat_time(cpu, t0 + 11) + feat_tid(1, 4243) + feat_cache_ref(0, filp)),
+        record(1, 0, 5, 0xffffffff81700231, 0xffff888104a1f000, feat_time(cpu, t0 + 12) + feat_tid(0, 0)),
+        record(9, 0, 6, 0, 0, feat_time(cpu, t0 + 13) + struct.pack("<HB", 5, 77) + b"zz"),
+        record(1, 0, 7, 0xffffffff81700231, 0xffff888104a1f000, feat_time(cpu, t0 + 14) + feat_tid(0, 999)),
+    ]
+    return b"".join(recs)
+
+
 def write(target, name, data):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -156,6 +187,7 @@ def write(target, name, data):
 def main():
     # record: one cpuN file's bytes.
     write("record", "all_kinds", trace(0, 812503113000))
+    write("record", "task_and_cache_records", trace_v4(0, 812503113000))
     write("record", "abi1_no_features",  # kmemtrace's own: core and alloc only
           record(0, 0, 7, 0xffffffff8170005c, 0xffff888104a1f000, alloc(8, 8, 0xcc0, 0)) +
           record(1, 0, 8, 0xffffffff81700231, 0xffff888104a1f000, b""))
@@ -171,6 +203,8 @@ def main():
     # kallsyms, cpu0..cpu3, separated.
     parts = [b"3\n", b"0\n", b"0\n", KALLSYMS, trace(0, 1000), trace(1, 1005)]
     write("tracedir", "two_cpus", SEPARATOR.join(parts))
+    parts = [b"4\n", b"0\n", b"0\n", KALLSYMS, trace_v4(0, 1000), trace_v4(1, 1005)]
+    write("tracedir", "abi4_task_and_cache_records", SEPARATOR.join(parts))
     parts = [b"3\n", b"1234\n", b"10\n", b"", trace(0, 5), b"", trace(2, 3)]
     write("tracedir", "lost_no_kallsyms", SEPARATOR.join(parts))
     # ... then header and gfp.

@@ -15,7 +15,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(binary.clean_stop_o binary.clean_stop_text binary.decode binary.same_events
-	binary.abi_version binary.total_overruns binary.cpu_files binary.records)
+	binary.abi_version binary.total_overruns binary.cpu_files binary.records
+	binary.heartbeats binary.heartbeats_idle)
 COUNT=50
 
 require_root
@@ -77,14 +78,15 @@ done
 [ -z "$missing" ]
 check $? binary.cpu_files "missing per-CPU files:$missing (have: $(ls "$DIR" 2>/dev/null | tr '\n' ' '))"
 
-# Walk the records of every cpuN file.  Prints "ERR <why>" lines or, per
+# walk FILE [PID]: the records of a cpuN file.  Prints "ERR <why>" lines or, per
 # record, "<event_id> <type_id> <seq>".  An event carries a tid feature
 # (id 5): the tid of a task record (event 2, task feature id 2) earlier in
 # the same file, whose pid must be the workload's.  A cache record (event
-# 3, type 1) carries a cache info feature (id 7).  Both number among the
-# CPU's records.
+# 3, type 1) carries a cache info feature (id 7).  All number among the
+# CPU's records.  A heartbeat (event 4, feature id 8) prints
+# "HB <file> <records before it> <written> <lost>".
 walk() {
-	od -An -v -tu1 "$1" | awk -v pid="$PID" -v file="$(basename "$1")" '
+	od -An -v -tu1 "$1" | awk -v pid="$2" -v file="$(basename "$1")" '
 	{ for (i = 1; i <= NF; i++) b[n++] = $i }
 	function u16(o) { return b[o] + 256 * b[o + 1] }
 	function u32(o) { return b[o] + 256 * (b[o + 1] + 256 * (b[o + 2] + 256 * b[o + 3])) }
@@ -93,25 +95,29 @@ walk() {
 		while (off < n) {
 			if (n - off < 24) { print "ERR " file ": " n - off " stray bytes at offset " off; exit }
 			ev = b[off]; ty = b[off + 1]; sz = u16(off + 2)
-			if ((ev > 1 || ty > 2) && !(ev == 3 && ty == 1) && !(ev == 2 && ty <= 4)) { print "ERR " file ": event " ev " type " ty " at offset " off; exit }
+			if ((ev > 1 || ty > 2) && !(ev == 3 && ty == 1) && !(ev == 2 && ty <= 4) && !(ev == 4 && ty == 0)) { print "ERR " file ": event " ev " type " ty " at offset " off; exit }
 			min = ev == 0 ? 48 : 24
 			if (sz < min || off + sz > n) { print "ERR " file ": record size " sz " at offset " off " (file " n " bytes)"; exit }
-			f = off + min; tpid = -1; ttid = -1; tid = -1; info = 0
+			f = off + min; tpid = -1; ttid = -1; tid = -1; info = 0; beat = 0
 			while (f + 3 <= off + sz) {
 				fs = u16(f); fid = b[f + 2]
 				if (fs < 3 || f + fs > off + sz) { print "ERR " file ": feature size " fs " at offset " f; exit }
 				if (fid == 2 && fs >= 12) { tpid = u32(f + 4); ttid = u32(f + 8) }
 				if (fid == 5 && fs >= 8) tid = u32(f + 4)
 				if (fid == 7 && fs >= 17 && b[f + 16]) info = 1
+				if (fid == 8 && fs >= 24) { beat = 1; written = u32(f + 8) + 4294967296 * u32(f + 12); lost = u32(f + 16) + 4294967296 * u32(f + 20) }
 				f += fs
 			}
 			if (ev == 3 && !info) { print "ERR " file ": cache record at offset " off " without a named cache info feature"; exit }
 			if (ev == 2) {
-				if (tpid != pid) { print "ERR " file ": task record at offset " off " has pid " tpid ", not " pid; exit }
+				if (pid != "" && tpid != pid) { print "ERR " file ": task record at offset " off " has pid " tpid ", not " pid; exit }
 				described[ttid] = 1
 			}
+			if (ev == 4 && !beat) { print "ERR " file ": heartbeat at offset " off " without a heartbeat feature"; exit }
+			if (ev == 4) print "HB", file, nrec + 0, written, lost
+			nrec++
 			if (ev <= 1 && tid < 0) { print "ERR " file ": record at offset " off " has no tid feature"; exit }
-			if (ev <= 1 && !(tid in described)) { print "ERR " file ": record at offset " off " has tid " tid ", not described before in this file"; exit }
+			if (ev <= 1 && tid != 0 && !(tid in described)) { print "ERR " file ": record at offset " off " has tid " tid ", not described before in this file"; exit }
 			print ev, ty, u32(off + 4), file
 			off += sz
 		}
@@ -121,8 +127,10 @@ walk() {
 errs=
 for f in "$DIR"/cpu[0-9]*; do
 	[ -f "$f" ] || continue
-	walk "$f" >>"$WORK/records"
+	walk "$f" "$PID" >>"$WORK/records"
 done
+grep '^HB' "$WORK/records" >"$WORK/beats"
+sed -i '/^HB/d' "$WORK/records"
 errs=$(grep '^ERR' "$WORK/records" | head -n 3 | tr '\n' ' ')
 # Record kinds per event name of the text instance.
 kinds() {
@@ -154,6 +162,44 @@ elif [ -n "$badseq" ]; then
 	fail binary.records "per-CPU sequence numbers are not 0..n-1: $badseq"
 else
 	pass binary.records
+fi
+
+# Heartbeats: on every online CPU, at the start and at the end at least;
+# each counts the records its CPU wrote before it, and lost none (the
+# trace lost nothing: binary.total_overruns).
+# beats_short FILE MIN: the online CPUs with fewer than MIN heartbeats.
+beats_short() {
+	local c short=
+	for c in $(online_cpus); do
+		n=$(awk -v f="cpu$c" '$2 == f' "$1" | wc -l)
+		[ "$n" -ge "$2" ] || short="$short cpu$c:$n"
+	done
+	echo "$short"
+}
+short=$(beats_short "$WORK/beats" 2)
+wrong=$(awk '$3 != $4 || $5 != 0 { print $2 ": " $3 " records before a heartbeat that says " $4 " written, " $5 " lost" }' \
+	"$WORK/beats" | head -n 3 | tr '\n' ' ')
+if [ -n "$short" ]; then
+	fail binary.heartbeats "online CPUs with fewer than 2 heartbeats:$short" "$WORK/beats"
+elif [ -n "$wrong" ]; then
+	fail binary.heartbeats "heartbeats count wrong: $wrong" "$WORK/beats"
+else
+	pass binary.heartbeats
+fi
+
+# A 3-second recording of a system left alone: idle CPUs have their
+# heartbeats too, one at the start and about one a second.
+IDLE=$WORK/idle
+if ! timeout -k 5 60 "$KMEMSNOOP" -e page -o "$IDLE" -d 3 >"$WORK/idle.out" 2>"$WORK/idle.err"; then
+	fail binary.heartbeats_idle "kmemsnoop -o -d 3 failed: $(head -c 200 "$WORK/idle.err" | tr '\n' ' ')"
+else
+	: >"$WORK/idle.beats"
+	for f in "$IDLE"/cpu[0-9]*; do
+		walk "$f" | grep '^HB' >>"$WORK/idle.beats"
+	done
+	short=$(beats_short "$WORK/idle.beats" 3)
+	[ -z "$short" ]
+	check $? binary.heartbeats_idle "online CPUs with fewer than 3 heartbeats in 3 seconds:$short" "$WORK/idle.beats"
 fi
 
 finish

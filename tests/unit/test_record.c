@@ -479,6 +479,23 @@ static void test_task_records(struct unit *u)
 	CHECK(&c, decode_named(t, &rec, sizeof(rec), &ev));
 	CHECK(&c, ev.has_task && ev.pid == 0 && ev.tid == 0);
 	CHECK_STR(&c, ev.comm, "swapper/3");
+	/* A heartbeat: its counts, not an event. */
+	{
+		struct kmt_rec_heartbeat beat = {};
+
+		beat.core = (struct kmt_core){ .event_id = KMT_EVENT_HEARTBEAT,
+					       .event_size = sizeof(beat), .seq_num = 7 };
+		beat.time = rec.time;
+		beat.beat = (struct kmt_feat_heartbeat){ .size = sizeof(beat.beat),
+							 .id = KMT_FEAT_HEARTBEAT,
+							 .written = 1ULL << 33, .lost = 12 };
+		CHECK_U64(&c, kmt_decode(&beat, sizeof(beat), &ev), KMT_OK);
+		CHECK(&c, ev.has_heartbeat && !kmt_is_memory_event(&ev));
+		CHECK_U64(&c, ev.beat_written, 1ULL << 33);
+		CHECK_U64(&c, ev.beat_lost, 12);
+		CHECK(&c, ev.has_time && ev.cpu == 3);
+		CHECK(&c, tasktab_apply(t, &ev) && !ev.has_task);
+	}
 	/* An event id from a later ABI: decoded to be skipped, by its size. */
 	_Static_assert(sizeof(later) == sizeof(rec), "a record's bytes");
 	memcpy(later, &rec, sizeof(rec));
