@@ -542,15 +542,19 @@ static __always_inline int stream_heartbeat(bool atomic_fetch)
 	struct event_ctx ev = { .cpu = bpf_get_smp_processor_id() };
 	struct kmt_rec_heartbeat *rec;
 	struct kmt_cpu_counters *cc;
+	struct kmt_loss *lost;
 
 	if (!do_stream || ev.cpu >= KMT_MAX_CPUS)
 		return 0;
+	/* Pointers now, while the CPU is known to be in bounds: 5.10's
+	 * verifier forgets the bound of a number spilled to the stack. */
+	cc = &cpu_counters[ev.cpu];
+	lost = &losses[ev.cpu];
 	rec = reserve_record(&ev, sizeof(*rec), false);
 	if (!rec)
 		return 0;
 	fill_core(&rec->core, &ev, KMT_EVENT_HEARTBEAT, 0, sizeof(*rec), atomic_fetch, 0, 0);
 	fill_time(&rec->time, &ev);
-	cc = &cpu_counters[ev.cpu];
 	/* Records between two heartbeats, the last included: under 2^32 in
 	 * a second. */
 	cc->beat_written += (__u32)(rec->core.seq_num - cc->beat_seq);
@@ -560,7 +564,7 @@ static __always_inline int stream_heartbeat(bool atomic_fetch)
 	rec->beat.reserved = 0;
 	rec->beat.reserved2 = 0;
 	rec->beat.written = cc->beat_written;
-	rec->beat.lost = losses[ev.cpu].events;
+	rec->beat.lost = lost->events;
 	submit(&ev, rec);
 	return 0;
 }
