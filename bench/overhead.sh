@@ -212,6 +212,11 @@ run_variant() {
 		"stop_$v" || return 1 ;;
 	esac
 	echo "$wl $v $ops $COUNTS" >>"$tmp/results"
+	# -o: the bytes of its files (every record, those that describe too)
+	# for the events it wrote.
+	if [ "${v%@base}" = binary ]; then
+		echo "$wl $v $(cat "$tmp"/trace/cpu* | wc -c) ${COUNTS%% *}" >>"$tmp/bytes"
+	fi
 }
 
 # --------------------------------------------------------------- report
@@ -263,6 +268,9 @@ report_workload() {
 			END { printf "%-36s %12d %7.1f%% %14s %12s\n", l, o, 100 * o / b, e, x }' \
 			"$tmp/results"
 	done
+	awk -v w="$wl" '$1 == w { b[$2] += $3; e[$2] += $4 }
+		END { for (v in b) if (e[v]) printf "%s: %.1f bytes per event written by -o\n", v, b[v] / e[v] }' \
+		"$tmp/bytes" 2>/dev/null | sort
 }
 
 # Records per second kmemsnoop -i turns into text, from the last -o trace.
@@ -296,6 +304,7 @@ if [ -n "${BASELINE:-}" ]; then
 fi
 echo "bench: $(uname -r), $NCPU CPUs; workloads: $WORKLOADS; variants: ${VARIANTS_RUN[*]}" >&2
 : >"$tmp/results"
+: >"$tmp/bytes"
 for r in $(seq "$ROUNDS"); do
 	for wl in $WORKLOADS; do
 		for v in "${VARIANTS_RUN[@]}"; do
