@@ -15,12 +15,18 @@
 # one note on stderr and the running kernel's names (exactly the expected
 # text when this kernel names flags as that one did).  A truncated header
 # or a corrupt gfp file is an error: exit 1, one line, nothing on stdout.
+# The committed ABI-4 recording made in a 5.10 VM of tools/vmtest
+# (tests/fixtures/README.md) reads, on any kernel, to the VM's kernel in
+# its "#" lines and to exactly the lines the VM printed live for the same
+# events (timestamps aside: each instance takes its own), with that
+# kernel's GFP names and the comm of each moment (the workload renames
+# itself half way).
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(recording.fixture recording.fixture_note recording.fixture_gfp recording.record
 	recording.header_keys recording.header_counts recording.files recording.same_events
 	recording.header_lines recording.gfp_used recording.json recording.bad_header
-	recording.bad_gfp)
+	recording.bad_gfp recording.vm_fixture recording.vm_fixture_header)
 COUNT=30
 FIXTURE=$TOP/tests/fixtures/abi3
 
@@ -211,6 +217,25 @@ else
 fi
 [ "$(grep -c 'has no gfp file' "$WORK/fixture.err")" -eq 1 ] && [ "$(wc -l <"$WORK/fixture.err")" -eq 1 ]
 check $? recording.fixture_note "stderr of -i of a recording without gfp: expected one note, got: $(first_lines 3 <"$WORK/fixture.err")"
+
+# --- the committed ABI-4 recording of a 5.10 VM, with the text it printed live
+VM_FIXTURE=$TOP/tests/fixtures/abi4-5.10
+cp -a "$VM_FIXTURE" "$WORK/vmfixture"
+chmod 700 "$WORK/vmfixture"
+"$KMEMSNOOP" -i "$WORK/vmfixture" >"$WORK/vmfixture.out" 2>"$WORK/vmfixture.err"
+rc=$?
+if [ $rc -ne 0 ] || [ -s "$WORK/vmfixture.err" ]; then
+	fail_rest recording.vm_fixture recording.vm_fixture_header "kmemsnoop -i of $VM_FIXTURE: status $rc, stderr: $(first_lines 2 <"$WORK/vmfixture.err")"
+else
+	strip_ts "$WORK/vmfixture.out" >"$WORK/vmfixture.lines"
+	strip_ts "$VM_FIXTURE.live" >"$WORK/vmfixture.live"
+	renamed=$(grep -c ' wl-renamed-' "$WORK/vmfixture.lines")
+	[ -s "$WORK/vmfixture.lines" ] && [ "$renamed" -gt 0 ] && cmp -s "$WORK/vmfixture.lines" "$WORK/vmfixture.live"
+	check $? recording.vm_fixture "the replay differs from the text the VM printed live ($renamed lines as wl-renamed): $(diff "$WORK/vmfixture.live" "$WORK/vmfixture.lines" | first_lines 4)"
+	grep -qx '# kernel: 5.10.0-43-cloud-amd64 #1 SMP Debian 5.10.251-5 (2026-05-15) x86_64' "$WORK/vmfixture.out" &&
+		grep -qx '# events: 145 written, 0 lost (0 bytes), 0 missed' "$WORK/vmfixture.out"
+	check $? recording.vm_fixture_header "the # lines do not name the VM's kernel and counts: $(grep '^# [ek]' "$WORK/vmfixture.out" | first_lines 3)"
+fi
 
 cp "$FIXTURE.gfp" "$WORK/fixture/gfp"
 "$KMEMSNOOP" -i "$WORK/fixture" >"$WORK/fixture_gfp.out" 2>"$WORK/fixture_gfp.err"
