@@ -153,7 +153,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 	-I$(VMLINUX_DIR) -Isrc/bpf $(LIBBPF_CFLAGS)
 
 APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/fentry.c src/vmcallers.c src/kernel_features.c \
-	src/pfn.c src/record.c src/cachetab.c src/tasktab.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c \
+	src/pfn.c src/record.c src/idtab.c src/cachetab.c src/tasktab.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c \
 	src/gfp.c src/stream.c src/allocinfo.c src/aitable.c src/alloctag.c src/srcline.c \
 	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c src/kstat.c \
 	src/statsink.c src/statbpf.c src/metrics.c src/exporter.c src/json.c src/histjson.c src/httpd.c \
@@ -236,7 +236,7 @@ unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 # The BPF programs run on crafted arguments (BPF_PROG_TEST_RUN); static,
 # so that it runs in the test VMs too.
 BPF_PROGS_OBJS := $(OUTPUT)/kernel_features.o $(OUTPUT)/sources.o $(OUTPUT)/record.o \
-	$(OUTPUT)/tasktab.o
+	$(OUTPUT)/idtab.o $(OUTPUT)/tasktab.o
 
 $(TEST_BIN)/bpf_progs: tests/bpf_progs.c $(BPF_PROGS_OBJS) $(SKELETONS) $(LIBBPF_DEP)
 	mkdir -p $(@D)

@@ -4,98 +4,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idtab.h"
 #include "record.h"
 #include "tasktab.h"
 
+/*
+ * struct tasktab is an idtab (idtab.h) of these, by tid.  Entries stay
+ * after an exit (the exiting task still frees after it), so the table holds
+ * every tid seen: bounded by the tids the system hands out (pid_max).
+ */
 struct task_entry {
-	__u32 tid; /* 0: free */
+	uint64_t tid; /* the key */
 	__u32 pid;
 	char comm[KMT_COMM_LEN + 1];
 };
 
-/*
- * Open addressing, at most half full.  Entries stay after an exit (the
- * exiting task still frees after it), so the table holds every tid seen:
- * bounded by the tids the system hands out (pid_max).
- */
-struct tasktab {
-	struct task_entry *slots;
-	size_t mask; /* capacity - 1, a power of two */
-	size_t used;
-};
-
-#define INITIAL_SLOTS 1024
-
 struct tasktab *tasktab_new(void)
 {
-	struct tasktab *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return NULL;
-	t->slots = calloc(INITIAL_SLOTS, sizeof(*t->slots));
-	if (!t->slots) {
-		free(t);
-		return NULL;
-	}
-	t->mask = INITIAL_SLOTS - 1;
-	return t;
+	return (struct tasktab *)idtab_new(sizeof(struct task_entry));
 }
 
 void tasktab_free(struct tasktab *t)
 {
-	if (!t)
-		return;
-	free(t->slots);
-	free(t);
+	idtab_free((struct idtab *)t);
 }
 
-static size_t hash(__u32 tid)
-{
-	return (size_t)(tid * 0x9e3779b1U);
-}
-
-/* The slot of tid, or the free slot where it would go. */
-static struct task_entry *slot_of(const struct tasktab *t, __u32 tid)
-{
-	size_t i = hash(tid) & t->mask;
-
-	while (t->slots[i].tid && t->slots[i].tid != tid)
-		i = (i + 1) & t->mask;
-	return &t->slots[i];
-}
-
-static bool grow(struct tasktab *t)
-{
-	struct tasktab bigger = { .mask = t->mask * 2 + 1 };
-
-	bigger.slots = calloc(bigger.mask + 1, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return false;
-	for (size_t i = 0; i <= t->mask; i++)
-		if (t->slots[i].tid)
-			*slot_of(&bigger, t->slots[i].tid) = t->slots[i];
-	free(t->slots);
-	t->slots = bigger.slots;
-	t->mask = bigger.mask;
-	return true;
-}
-
+/* Out of memory, the name is just not learned. */
 static void learn(struct tasktab *t, const struct kmt_event *ev)
 {
-	struct task_entry *e;
+	struct task_entry *e = idtab_insert((struct idtab *)t, ev->tid);
 
-	if (!ev->tid)
+	if (!e)
 		return;
-	/* Out of memory, the name is just not learned. */
-	if ((t->used + 1) * 2 > t->mask + 1 && !grow(t))
-		return;
-	e = slot_of(t, ev->tid);
-	if (!e->tid) {
-		e->tid = ev->tid;
-		t->used++;
-	}
 	e->pid = ev->pid;
 	memcpy(e->comm, ev->comm, sizeof(e->comm));
+}
+
+/* The idle task: one per CPU, named by the kernel for its CPU. */
+static void name_idle(struct kmt_event *ev)
+{
+	ev->has_task = true;
+	ev->pid = 0;
+	if (ev->has_time)
+		snprintf(ev->comm, sizeof(ev->comm), "swapper/%u", ev->cpu % 100000000);
+	else
+		snprintf(ev->comm, sizeof(ev->comm), "swapper");
 }
 
 bool tasktab_apply(struct tasktab *t, struct kmt_event *ev)
@@ -110,16 +63,11 @@ bool tasktab_apply(struct tasktab *t, struct kmt_event *ev)
 	if (!kmt_is_memory_event(ev) || ev->has_task || !ev->has_tid)
 		return true;
 	if (!ev->tid) {
-		ev->has_task = true;
-		ev->pid = 0;
-		if (ev->has_time)
-			snprintf(ev->comm, sizeof(ev->comm), "swapper/%u", ev->cpu);
-		else
-			snprintf(ev->comm, sizeof(ev->comm), "swapper");
+		name_idle(ev);
 		return true;
 	}
-	e = slot_of(t, ev->tid);
-	if (!e->tid)
+	e = idtab_find((struct idtab *)t, ev->tid);
+	if (!e)
 		return true; /* its record was lost: no name */
 	ev->has_task = true;
 	ev->pid = e->pid;
