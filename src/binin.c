@@ -114,7 +114,7 @@ static int validate(struct trace_dir *td, const char *path, const struct cpu_fil
 	size_t off = 0;
 
 	while (off < cf->size) {
-		enum kmt_decode_status st = kmt_decode(cf->data + off, cf->size - off, &ev);
+		enum kmt_decode_status st = kmt_decode(cf->data + off, cf->size - off, cf->cpu, &ev);
 
 		if (st != KMT_OK) {
 			return fail(td, "%s: %s at byte %zu", path, kmt_decode_error(st), off);
@@ -188,7 +188,7 @@ static void free_dir(struct trace_dir *td)
 static bool advance(struct cpu_file *cf, struct cachetab *caches)
 {
 	while (cf->off < cf->size) {
-		kmt_decode(cf->data + cf->off, cf->size - cf->off, &cf->head);
+		kmt_decode(cf->data + cf->off, cf->size - cf->off, cf->cpu, &cf->head);
 		cf->off += cf->head.event_size;
 		if (kmt_is_task_record(&cf->head) || cachetab_apply(caches, &cf->head))
 			return true;

@@ -185,9 +185,8 @@ static int json_record(struct sink *sk, int cpu, const void *data, size_t size,
 	struct json_out *j = (struct json_out *)sk;
 	struct kmt_event decoded;
 
-	(void)cpu;
 	if (!ev) {
-		if (kmt_decode(data, size, &decoded) != KMT_OK) {
+		if (kmt_decode(data, size, cpu, &decoded) != KMT_OK) {
 			sk->undecodable++;
 			return 0;
 		}

@@ -67,7 +67,7 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 
 	if (ev) {
 		*slot = *ev;
-	} else if (kmt_decode(data, size, slot) != KMT_OK) {
+	} else if (kmt_decode(data, size, cpu, slot) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
 	} else if (!kmt_is_task_record(slot) && !cachetab_apply(os->caches, slot)) {

@@ -55,6 +55,18 @@ static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event 
 		ev->beat_lost = h.lost;
 		return;
 	}
+	case KMT_FEAT_TIME_TID: {
+		struct kmt_feat_time_tid w;
+
+		if (size < sizeof(w))
+			return;
+		memcpy(&w, f, sizeof(w));
+		ev->has_time = ev->has_tid = true;
+		ev->ev_flags = w.ev_flags;
+		ev->tid = w.tid;
+		ev->timestamp = w.timestamp;
+		return;
+	}
 	case KMT_FEAT_TID: {
 		struct kmt_feat_tid t;
 
@@ -155,7 +167,7 @@ static enum kmt_decode_status decode_features(const unsigned char *p, size_t off
 	return KMT_OK;
 }
 
-enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event *ev)
+enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct kmt_event *ev)
 {
 	const unsigned char *p = data;
 	struct kmt_core core;
@@ -168,6 +180,7 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event
 	ev->has_cache_ref = ev->has_cache_info = false;
 	ev->vmalloc_flags = 0;
 	ev->has_heartbeat = false;
+	ev->cpu = cpu < 0 ? 0 : (__u32)cpu; /* a time feature says its own */
 	if (len < CORE_SIZE)
 		return KMT_TRUNCATED;
 	memcpy(&core, p, CORE_SIZE);

@@ -69,11 +69,12 @@ enum kmt_decode_status {
 };
 
 /*
- * Decodes the record at data (len bytes available).  Features and trailing
- * bytes it does not know are skipped.  On KMT_OK, ev->event_size says where
- * the next record starts.
+ * Decodes the record at data (len bytes available), read from the ring or
+ * cpu file of CPU cpu: an event's time and tid feature leaves its CPU to
+ * that.  Features and trailing bytes it does not know are skipped.  On
+ * KMT_OK, ev->event_size says where the next record starts.
  */
-enum kmt_decode_status kmt_decode(const void *data, size_t len, struct kmt_event *ev);
+enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct kmt_event *ev);
 
 const char *kmt_decode_error(enum kmt_decode_status status);
 

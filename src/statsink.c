@@ -87,7 +87,7 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 		if (!ss->held || !ev->has_time)
 			return count(ss, ev, cpu); /* a replay's: names resolved */
 		*slot = *ev;
-	} else if (kmt_decode(data, size, slot) != KMT_OK) {
+	} else if (kmt_decode(data, size, cpu, slot) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
 	} else if (!kmt_is_task_record(slot) && !cachetab_apply(ss->caches, slot)) {

@@ -332,9 +332,8 @@ static int text_out_record(struct sink *sk, int cpu, const void *data, size_t si
 	struct kmt_event decoded;
 	int ret;
 
-	(void)cpu;
 	if (!ev) {
-		if (kmt_decode(data, size, &decoded) != KMT_OK) {
+		if (kmt_decode(data, size, cpu, &decoded) != KMT_OK) {
 			sk->undecodable++;
 			return 0;
 		}

@@ -654,7 +654,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct captured *cap = ctx;
 	struct kmt_event ev;
 
-	cap->st = kmt_decode(data, size, &ev);
+	cap->st = kmt_decode(data, size, CPU, &ev);
 	if (cap->st != KMT_OK)
 		return 0;
 	if (!tasktab_apply(cap->names, &ev)) {
@@ -689,14 +689,14 @@ static void test_stream(const struct setup *base)
 		result(false, "stream.record: making the ring: %s", strerror(errno));
 	} else if (kmalloc(skel, &s, SITE1, PTR, 200, 256)) {
 		ring_buffer__consume(rb);
-		result(cap.n == 1 && cap.tasks == 1 && cap.st == KMT_OK && cap.ev.event_size == 72 &&
+		result(cap.n == 1 && cap.tasks == 1 && cap.st == KMT_OK && cap.ev.event_size == 64 &&
 			       cap.ev.call_site == SITE1 && cap.ev.ptr == PTR &&
 			       cap.ev.bytes_req == 200 && cap.ev.bytes_alloc == 256 &&
 			       cap.ev.gfp_flags == GFP_KERNEL && cap.ev.has_task &&
 			       cap.ev.pid == (__u32)getpid() && cap.ev.tid == (__u32)gettid() &&
 			       cap.ev.cpu == CPU,
 		       "stream.%s.record: %d records and %d task records (want 1 and 1), decoded "
-		       "%s, size %u (want 72), call site %llx, ptr %llx, %llu/%llu bytes (want "
+		       "%s, size %u (want 64), call site %llx, ptr %llx, %llu/%llu bytes (want "
 		       "200/256), pid %u, cpu %u",
 		       path_name(&s), cap.n, cap.tasks, kmt_decode_error(cap.st), cap.ev.event_size,
 		       (unsigned long long)cap.ev.call_site, (unsigned long long)cap.ev.ptr,

@@ -74,6 +74,7 @@ enum kmt_feature_id {
 	KMT_FEAT_HEARTBEAT = 8,  /* records written and lost on this CPU so far */
 	KMT_FEAT_PERCPU = 9,     /* percpu_alloc_percpu's own fields */
 	KMT_FEAT_VMALLOC = 10,   /* how a vmalloc record was seen */
+	KMT_FEAT_TIME_TID = 11,  /* an event's timestamp and tid; its CPU is its ring's (file's) */
 };
 
 /* Byte 3 of the task and tid features: how the event came about. */
@@ -149,6 +150,16 @@ struct kmt_feat_tid {
 	__u32 tid;
 } KMT_PACKED;
 
+/* The time and tid features in one, for the events: the CPU the event
+ * happened on is that of the ring (the cpu file) it is in. */
+struct kmt_feat_time_tid {
+	__u16 size;
+	__u8 id;
+	__u8 ev_flags; /* KMT_EV_* */
+	__u32 tid;
+	__u64 timestamp; /* CLOCK_MONOTONIC nanoseconds */
+} KMT_PACKED;
+
 struct kmt_feat_cache_ref {
 	__u16 size;
 	__u8 id;
@@ -205,37 +216,32 @@ struct kmt_feat_vmalloc {
 struct kmt_rec_kmalloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 } KMT_PACKED;
 
 /* The cache by reference: its name is in its cache record. */
 struct kmt_rec_cache_alloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 	struct kmt_feat_cache_ref cache;
 } KMT_PACKED;
 
 struct kmt_rec_page_alloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 	struct kmt_feat_page page;
 } KMT_PACKED;
 
 struct kmt_rec_kfree {
 	struct kmt_core core;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 } KMT_PACKED;
 
 struct kmt_rec_cache_free {
 	struct kmt_core core;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 	struct kmt_feat_cache_ref cache;
 } KMT_PACKED;
 
@@ -243,8 +249,7 @@ struct kmt_rec_cache_free {
  * 6.0): the name itself. */
 struct kmt_rec_cache_free_named {
 	struct kmt_core core;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 	struct kmt_feat_cache cache;
 } KMT_PACKED;
 
@@ -272,8 +277,7 @@ struct kmt_rec_cache {
 
 struct kmt_rec_page_free {
 	struct kmt_core core;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 	struct kmt_feat_page page;
 } KMT_PACKED;
 
@@ -282,8 +286,7 @@ struct kmt_rec_page_free {
 struct kmt_rec_percpu_alloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 	struct kmt_feat_percpu percpu;
 } KMT_PACKED;
 
@@ -291,23 +294,20 @@ struct kmt_rec_percpu_alloc {
  * percpu feature's align is 0 and its flags too. */
 struct kmt_rec_percpu_free {
 	struct kmt_core core;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 	struct kmt_feat_percpu percpu;
 } KMT_PACKED;
 
 struct kmt_rec_vmalloc {
 	struct kmt_core core;
 	struct kmt_alloc alloc;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 	struct kmt_feat_vmalloc vmalloc;
 } KMT_PACKED;
 
 struct kmt_rec_vfree {
 	struct kmt_core core;
-	struct kmt_feat_time time;
-	struct kmt_feat_tid tid;
+	struct kmt_feat_time_tid when;
 	struct kmt_feat_vmalloc vmalloc;
 } KMT_PACKED;
 
@@ -324,19 +324,20 @@ _Static_assert(sizeof(struct kmt_feat_cache_info) == 64, "cache info feature");
 _Static_assert(sizeof(struct kmt_feat_heartbeat) == 24, "heartbeat feature");
 _Static_assert(sizeof(struct kmt_feat_percpu) == 24, "percpu feature");
 _Static_assert(sizeof(struct kmt_feat_vmalloc) == 8, "vmalloc feature");
-_Static_assert(sizeof(struct kmt_rec_kmalloc) == 72, "kmalloc record");
-_Static_assert(sizeof(struct kmt_rec_cache_alloc) == 88, "kmem_cache_alloc record");
-_Static_assert(sizeof(struct kmt_rec_page_alloc) == 88, "mm_page_alloc record");
-_Static_assert(sizeof(struct kmt_rec_kfree) == 48, "kfree record");
-_Static_assert(sizeof(struct kmt_rec_cache_free) == 64, "kmem_cache_free record");
-_Static_assert(sizeof(struct kmt_rec_cache_free_named) == 88, "kmem_cache_free record, named");
+_Static_assert(sizeof(struct kmt_feat_time_tid) == 16, "time and tid feature");
+_Static_assert(sizeof(struct kmt_rec_kmalloc) == 64, "kmalloc record");
+_Static_assert(sizeof(struct kmt_rec_cache_alloc) == 80, "kmem_cache_alloc record");
+_Static_assert(sizeof(struct kmt_rec_page_alloc) == 80, "mm_page_alloc record");
+_Static_assert(sizeof(struct kmt_rec_kfree) == 40, "kfree record");
+_Static_assert(sizeof(struct kmt_rec_cache_free) == 56, "kmem_cache_free record");
+_Static_assert(sizeof(struct kmt_rec_cache_free_named) == 80, "kmem_cache_free record, named");
 _Static_assert(sizeof(struct kmt_rec_cache) == 104, "cache record");
 _Static_assert(sizeof(struct kmt_rec_task) == 72, "task record");
 _Static_assert(sizeof(struct kmt_rec_heartbeat) == 64, "heartbeat record");
-_Static_assert(sizeof(struct kmt_rec_page_free) == 64, "mm_page_free record");
-_Static_assert(sizeof(struct kmt_rec_percpu_alloc) == 96, "percpu_alloc_percpu record");
-_Static_assert(sizeof(struct kmt_rec_percpu_free) == 72, "percpu_free_percpu record");
-_Static_assert(sizeof(struct kmt_rec_vmalloc) == 80, "vmalloc record");
-_Static_assert(sizeof(struct kmt_rec_vfree) == 56, "vfree record");
+_Static_assert(sizeof(struct kmt_rec_page_free) == 56, "mm_page_free record");
+_Static_assert(sizeof(struct kmt_rec_percpu_alloc) == 88, "percpu_alloc_percpu record");
+_Static_assert(sizeof(struct kmt_rec_percpu_free) == 64, "percpu_free_percpu record");
+_Static_assert(sizeof(struct kmt_rec_vmalloc) == 72, "vmalloc record");
+_Static_assert(sizeof(struct kmt_rec_vfree) == 48, "vfree record");
 
 #endif /* KMEMSNOOP_KMEMTRACE_H */

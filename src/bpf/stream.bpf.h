@@ -132,15 +132,16 @@ static __always_inline void fill_time(struct kmt_feat_time *time, const struct e
 	time->timestamp = bpf_ktime_get_ns();
 }
 
-/* The event's time and task: the tid only, its comm is in a task record. */
-static __always_inline void fill_context(struct kmt_feat_time *time, struct kmt_feat_tid *tid,
-					 struct event_ctx *ev, __u8 ev_flags)
+/* The event's time and task: the tid only, its comm is in a task record;
+ * the CPU is the ring's. */
+static __always_inline void fill_when(struct kmt_feat_time_tid *when, __u8 ev_flags,
+				      const struct event_ctx *ev)
 {
-	fill_time(time, ev);
-	tid->size = sizeof(*tid);
-	tid->id = KMT_FEAT_TID;
-	tid->ev_flags = ev_flags;
-	tid->tid = (__u32)ev->pid_tgid;
+	when->size = sizeof(*when);
+	when->id = KMT_FEAT_TIME_TID;
+	when->ev_flags = ev_flags;
+	when->tid = (__u32)ev->pid_tgid;
+	when->timestamp = bpf_ktime_get_ns();
 }
 
 static __always_inline __u32 slab_account_mask(void)
@@ -329,7 +330,7 @@ static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev, boo
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
 		  ARG(ctx, 0), ptr);
 	fill_alloc(&rec->alloc, req, ARG(ctx, 3), ARG(ctx, 4), has_node ? (__s32)ARG(ctx, 5) : -1);
-	fill_context(&rec->time, &rec->tid, ev, 0);
+	fill_when(&rec->when, 0, ev);
 	submit(ev, rec);
 }
 
@@ -347,7 +348,7 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
 	fill_alloc(&rec->alloc, req, alloc, gfp, node);
-	fill_context(&rec->time, &rec->tid, ev, ev_flags);
+	fill_when(&rec->when, ev_flags, ev);
 	fill_cache_ref(&rec->cache, cache);
 	submit(ev, rec);
 }
@@ -361,7 +362,7 @@ static __always_inline void stream_kfree(struct event_ctx *ev, bool atomic_fetch
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
-	fill_context(&rec->time, &rec->tid, ev, ev_flags);
+	fill_when(&rec->when, ev_flags, ev);
 	submit(ev, rec);
 }
 
@@ -377,7 +378,7 @@ static __always_inline void stream_cache_free_ref(struct event_ctx *ev, bool ato
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
-	fill_context(&rec->time, &rec->tid, ev, ev_flags);
+	fill_when(&rec->when, ev_flags, ev);
 	fill_cache_ref(&rec->cache, cache);
 	submit(ev, rec);
 }
@@ -392,7 +393,7 @@ static __always_inline void stream_cache_free_named(__u64 *ctx, struct event_ctx
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch,
 		  ARG(ctx, 0), ptr);
-	fill_context(&rec->time, &rec->tid, ev, 0);
+	fill_when(&rec->when, 0, ev);
 	rec->cache.size = sizeof(rec->cache);
 	rec->cache.id = KMT_FEAT_CACHE;
 	rec->cache.flags = 0;
@@ -424,7 +425,7 @@ static __always_inline void stream_page_alloc(__u64 *ctx, struct event_ctx *ev, 
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
 		  ARG(ctx, 0));
 	fill_alloc(&rec->alloc, bytes, bytes, ARG(ctx, 2), -1);
-	fill_context(&rec->time, &rec->tid, ev, 0);
+	fill_when(&rec->when, 0, ev);
 	fill_page(&rec->page, &rec->core.ptr, order, ARG(ctx, 3));
 	submit(ev, rec);
 }
@@ -438,7 +439,7 @@ static __always_inline void stream_page_free(__u64 *ctx, struct event_ctx *ev, b
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch, 0,
 		  ARG(ctx, 0));
-	fill_context(&rec->time, &rec->tid, ev, 0);
+	fill_when(&rec->when, 0, ev);
 	fill_page(&rec->page, &rec->core.ptr, order, -1);
 	submit(ev, rec);
 }
@@ -468,7 +469,7 @@ static __always_inline void stream_percpu_alloc(__u64 *ctx, struct event_ctx *ev
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_PERCPU, sizeof(*rec), atomic_fetch,
 		  site, ptr);
 	fill_alloc(&rec->alloc, size, alloc, full ? ARG(ctx, 9) : 0, -1);
-	fill_context(&rec->time, &rec->tid, ev, 0);
+	fill_when(&rec->when, 0, ev);
 	flags = (full ? ARG(ctx, 1) : ARG(ctx, 0)) ? KMT_PERCPU_RESERVED : 0;
 	flags |= (full ? ARG(ctx, 2) : ARG(ctx, 1)) ? KMT_PERCPU_ATOMIC : 0;
 	flags |= full ? 0 : KMT_PERCPU_COMPUTED;
@@ -487,7 +488,7 @@ static __always_inline void stream_percpu_free(__u64 *ctx, struct event_ctx *ev,
 	/* The event has no call site. */
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_PERCPU, sizeof(*rec), atomic_fetch, 0,
 		  ptr);
-	fill_context(&rec->time, &rec->tid, ev, 0);
+	fill_when(&rec->when, 0, ev);
 	fill_percpu(&rec->percpu, 0, arg_number(ctx, 0), ARG(ctx, 1), 0);
 	submit(ev, rec);
 }
@@ -512,7 +513,7 @@ static __always_inline void stream_vmalloc(struct event_ctx *ev, bool atomic_fet
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_VMALLOC, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
 	fill_alloc(&rec->alloc, req, alloc, gfp, node);
-	fill_context(&rec->time, &rec->tid, ev, 0);
+	fill_when(&rec->when, 0, ev);
 	fill_vmalloc(&rec->vmalloc, flags);
 	submit(ev, rec);
 }
@@ -526,7 +527,7 @@ static __always_inline void stream_vfree(struct event_ctx *ev, bool atomic_fetch
 		return;
 	fill_core(&rec->core, ev, KMT_EVENT_FREE, KMT_TYPE_VMALLOC, sizeof(*rec), atomic_fetch,
 		  call_site, ptr);
-	fill_context(&rec->time, &rec->tid, ev, 0);
+	fill_when(&rec->when, 0, ev);
 	fill_vmalloc(&rec->vmalloc, flags);
 	submit(ev, rec);
 }

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t off = 0;
 
 	while (caches && tasks && off < size &&
-	       kmt_decode(data + off, size - off, &ev) == KMT_OK) {
+	       kmt_decode(data + off, size - off, 0, &ev) == KMT_OK) {
 		if (tasktab_apply(tasks, &ev) && cachetab_apply(caches, &ev))
 			text_format_event(&sink, &ev, line, sizeof(line));
 		off += ev.event_size;

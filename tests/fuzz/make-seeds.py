@@ -126,6 +126,10 @@ def feat_tid(flags, tid):
     return struct.pack("<HBBI", 8, 5, flags, tid)
 
 
+def feat_time_tid(flags, tid, ns):
+    return struct.pack("<HBBIQ", 16, 11, flags, tid, ns)
+
+
 def feat_cache_ref(flags, addr):
     return struct.pack("<HBBIQ", 16, 6, flags, 0, addr)
 
@@ -170,7 +174,9 @@ def trace_v4(cpu, t0):
         record(2, 3, 3, 0, 0, feat_time(cpu, t0 + 10) + feat_task(4242, 4243, b"renamed")),
         record(1, 1, 4, 0xffffffff81353adb, 0xffff888106b7acc0,
                feat_time(cpu, t0 + 11) + feat_tid(1, 4243) + feat_cache_ref(0, filp)),
-        record(1, 0, 5, 0xffffffff81700231, 0xffff888104a1f000, feat_time(cpu, t0 + 12) + feat_tid(0, 0)),
+        record(1, 0, 5, 0xffffffff81700231, 0xffff888104a1f000, feat_time_tid(0, 0, t0 + 12)),
+        record(0, 0, 8, 0xffffffff8170005c, 0xffff888104a1f000,
+               alloc(8, 8, 0xcc0, -1) + feat_time_tid(1, 4243, t0 + 15)),
         record(9, 0, 6, 0, 0, feat_time(cpu, t0 + 13) + struct.pack("<HB", 5, 77) + b"zz"),
         record(1, 0, 7, 0xffffffff81700231, 0xffff888104a1f000, feat_time(cpu, t0 + 14) + feat_tid(0, 999)),
     ]

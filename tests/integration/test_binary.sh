@@ -79,8 +79,8 @@ done
 check $? binary.cpu_files "missing per-CPU files:$missing (have: $(ls "$DIR" 2>/dev/null | tr '\n' ' '))"
 
 # walk FILE [PID]: the records of a cpuN file.  Prints "ERR <why>" lines or, per
-# record, "<event_id> <type_id> <seq>".  An event carries a tid feature
-# (id 5): the tid of a task record (event 2, task feature id 2) earlier in
+# record, "<event_id> <type_id> <seq>".  An event carries a time and tid
+# feature (id 11): the tid of a task record (event 2, task feature id 2) earlier in
 # the same file, whose pid must be the workload's.  A cache record (event
 # 3, type 1) carries a cache info feature (id 7).  All number among the
 # CPU's records.  A heartbeat (event 4, feature id 8) prints
@@ -103,7 +103,7 @@ walk() {
 				fs = u16(f); fid = b[f + 2]
 				if (fs < 3 || f + fs > off + sz) { print "ERR " file ": feature size " fs " at offset " f; exit }
 				if (fid == 2 && fs >= 12) { tpid = u32(f + 4); ttid = u32(f + 8) }
-				if (fid == 5 && fs >= 8) tid = u32(f + 4)
+				if ((fid == 5 && fs >= 8) || (fid == 11 && fs >= 16)) tid = u32(f + 4)
 				if (fid == 7 && fs >= 17 && b[f + 16]) info = 1
 				if (fid == 8 && fs >= 24) { beat = 1; written = u32(f + 8) + 4294967296 * u32(f + 12); lost = u32(f + 16) + 4294967296 * u32(f + 20) }
 				f += fs

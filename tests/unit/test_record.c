@@ -86,7 +86,7 @@ static void test_kmalloc_record(struct unit *u)
 	memcpy(task + 9, "workload", 8);
 	feature(&b, KMT_FEAT_TASK, task, sizeof(task));
 	finish(&b);
-	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, 0, &ev), KMT_OK);
 	CHECK_U64(&c, ev.event_size, b.len);
 	CHECK_U64(&c, ev.seq_num, 42);
 	CHECK_U64(&c, ev.call_site, 0xffffffff81234567ULL);
@@ -114,27 +114,28 @@ static void test_bpf_struct_layout(struct unit *u)
 	unit_begin(&c, u, "record_cache_free_struct");
 	rec.core = (struct kmt_core){ .event_id = KMT_EVENT_FREE, .type_id = KMT_TYPE_CACHE,
 				      .event_size = sizeof(rec), .seq_num = -5, .ptr = 0x1000 };
-	rec.time = (struct kmt_feat_time){ .size = sizeof(rec.time), .id = KMT_FEAT_TIME, .cpu = 1,
-					   .timestamp = 77 };
-	rec.tid = (struct kmt_feat_tid){ .size = sizeof(rec.tid), .id = KMT_FEAT_TID, .tid = 8 };
+	rec.when = (struct kmt_feat_time_tid){ .size = sizeof(rec.when), .id = KMT_FEAT_TIME_TID,
+					       .tid = 8, .timestamp = 77 };
 	rec.cache = (struct kmt_feat_cache){ .size = sizeof(rec.cache), .id = KMT_FEAT_CACHE,
 					     .flags = KMT_CACHE_ACCOUNTED };
 	strcpy(rec.cache.name, "names_cache");
-	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), 0, &ev), KMT_OK);
 	CHECK(&c, !ev.has_alloc);
 	CHECK(&c, ev.has_tid && !ev.has_task); /* the comm is in a task record */
 	CHECK(&c, ev.has_cache && ev.cache_flags == KMT_CACHE_ACCOUNTED);
 	CHECK_STR(&c, ev.cache_name, "names_cache");
 	CHECK(&c, ev.seq_num == -5 && ev.timestamp == 77 && ev.tid == 8);
+	/* The CPU is the ring's (the cpu file's). */
+	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), 3, &ev), KMT_OK);
+	CHECK(&c, ev.has_time && ev.cpu == 3);
 	CHECK_STR(&c, kmt_event_name(&ev), "kmem_cache_free");
 	unit_end(&c);
 }
 
-static void percpu_context(struct kmt_feat_time *time, struct kmt_feat_tid *tid)
+static void percpu_context(struct kmt_feat_time_tid *when)
 {
-	*time = (struct kmt_feat_time){ .size = sizeof(*time), .id = KMT_FEAT_TIME, .cpu = 1,
-					.timestamp = 12941154269000ULL };
-	*tid = (struct kmt_feat_tid){ .size = sizeof(*tid), .id = KMT_FEAT_TID, .tid = 9 };
+	*when = (struct kmt_feat_time_tid){ .size = sizeof(*when), .id = KMT_FEAT_TIME_TID,
+					    .tid = 9, .timestamp = 12941154269000ULL };
 }
 
 /* A task record as BPF writes it. */
@@ -156,7 +157,7 @@ static struct kmt_rec_task task_record(__u8 why, __u32 pid, __u32 tid, const cha
 /* Decodes rec into ev and names its task from t. */
 static bool decode_named(struct tasktab *t, const void *rec, size_t size, struct kmt_event *ev)
 {
-	return kmt_decode(rec, size, ev) == KMT_OK && tasktab_apply(t, ev);
+	return kmt_decode(rec, size, 1, ev) == KMT_OK && tasktab_apply(t, ev);
 }
 
 /* The kernel's percpu events: with call site, bytes and gfp (5.19+), and
@@ -180,7 +181,7 @@ static void test_percpu_records(struct unit *u)
 				    .ptr = 0x60795bb07a40ULL };
 	a.alloc = (struct kmt_alloc){ .bytes_req = 64, .bytes_alloc = 256, .gfp_flags = 0xcc0,
 				      .numa_node = -1 };
-	percpu_context(&a.time, &a.tid);
+	percpu_context(&a.when);
 	a.percpu = (struct kmt_feat_percpu){ .size = sizeof(a.percpu), .id = KMT_FEAT_PERCPU,
 					     .flags = KMT_PERCPU_ATOMIC, .off = 59968,
 					     .base_addr = 0xffffe8ffffc00000ULL, .align = 8 };
@@ -204,7 +205,7 @@ static void test_percpu_records(struct unit *u)
 
 	f.core = (struct kmt_core){ .event_id = KMT_EVENT_FREE, .type_id = KMT_TYPE_PERCPU,
 				    .event_size = sizeof(f), .ptr = 0x60795bb07a40ULL };
-	percpu_context(&f.time, &f.tid);
+	percpu_context(&f.when);
 	f.percpu = (struct kmt_feat_percpu){ .size = sizeof(f.percpu), .id = KMT_FEAT_PERCPU,
 					     .off = -8, .base_addr = 0xffffe8ffffc00000ULL };
 	CHECK(&c, decode_named(t, &f, sizeof(f), &ev));
@@ -239,7 +240,7 @@ static void test_unknown_feature_skipped(struct unit *u)
 	put_u8(&b, 0); /* two trailing bytes: too short to be a feature */
 	put_u8(&b, 0);
 	finish(&b);
-	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, 0, &ev), KMT_OK);
 	CHECK(&c, ev.has_page);
 	CHECK_U64(&c, ev.order, 2);
 	CHECK_U64(&c, ev.migratetype, 1);
@@ -258,7 +259,7 @@ static void test_abi1_record(struct unit *u)
 	unit_begin(&c, u, "record_abi1_without_features");
 	core(&b, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, 1, 0xffffffff81000000ULL, 0xffff888000001000ULL);
 	finish(&b);
-	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, 0, &ev), KMT_OK);
 	CHECK(&c, !ev.has_time && !ev.has_task && !ev.has_alloc);
 	CHECK_STR(&c, kmt_event_name(&ev), "kfree");
 	unit_end(&c);
@@ -276,22 +277,22 @@ static void test_corrupt_records(struct unit *u)
 	alloc_stats(&b, 8, 8, 0, -1);
 	feature(&b, KMT_FEAT_TIME, data, sizeof(data));
 	finish(&b);
-	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_OK); /* a short known feature is ignored */
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, 0, &ev), KMT_OK); /* a short known feature is ignored */
 	CHECK(&c, !ev.has_time);
-	CHECK_U64(&c, kmt_decode(b.buf, b.len - 1, &ev), KMT_TRUNCATED);
-	CHECK_U64(&c, kmt_decode(b.buf, 10, &ev), KMT_TRUNCATED);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len - 1, 0, &ev), KMT_TRUNCATED);
+	CHECK_U64(&c, kmt_decode(b.buf, 10, 0, &ev), KMT_TRUNCATED);
 	/* a feature claiming more bytes than the record has */
 	b.buf[48] = 200;
-	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_BAD_FEATURE);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, 0, &ev), KMT_BAD_FEATURE);
 	b.buf[48] = 1; /* and one smaller than its own header */
-	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_BAD_FEATURE);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, 0, &ev), KMT_BAD_FEATURE);
 	/* an alloc too short for its stats, a size below the core */
 	core(&b, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, 1, 0, 0);
 	finish(&b);
-	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_BAD_SIZE);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, 0, &ev), KMT_BAD_SIZE);
 	b.buf[2] = 12;
 	b.buf[3] = 0;
-	CHECK_U64(&c, kmt_decode(b.buf, b.len, &ev), KMT_BAD_SIZE);
+	CHECK_U64(&c, kmt_decode(b.buf, b.len, 0, &ev), KMT_BAD_SIZE);
 	unit_end(&c);
 }
 
@@ -355,8 +356,8 @@ static void test_bulk_names(struct unit *u)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		rec.core = (struct kmt_core){ .event_id = cases[i].event, .type_id = cases[i].type,
 					      .event_size = sizeof(rec) };
-		rec.time = (struct kmt_feat_time){ .size = sizeof(rec.time), .id = KMT_FEAT_TIME };
-		rec.tid = (struct kmt_feat_tid){ .size = sizeof(rec.tid), .id = KMT_FEAT_TID,
+		rec.when = (struct kmt_feat_time_tid){ .size = sizeof(rec.when),
+						       .id = KMT_FEAT_TIME_TID,
 						 .ev_flags = cases[i].flags };
 		rec.cache = (struct kmt_feat_cache){ .size = sizeof(rec.cache),
 						     .id = KMT_FEAT_CACHE };
@@ -369,9 +370,9 @@ static void test_bulk_names(struct unit *u)
 			memcpy(buf, &rec.core, core_len);
 			memcpy(buf + core_len + sizeof(struct kmt_alloc), (char *)&rec + core_len,
 			       sizeof(rec) - core_len);
-			CHECK_U64(&c, kmt_decode(buf, sizeof(buf), &ev), KMT_OK);
+			CHECK_U64(&c, kmt_decode(buf, sizeof(buf), 0, &ev), KMT_OK);
 		} else {
-			CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+			CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), 0, &ev), KMT_OK);
 		}
 		CHECK_U64(&c, ev.ev_flags, cases[i].flags);
 		CHECK_STR(&c, kmt_event_name(&ev), cases[i].name);
@@ -399,20 +400,19 @@ static void test_cache_records(struct unit *u)
 	strcpy(desc.info.name, "a_cache_name_longer_than_thirty_six_bytes");
 	rec.core = (struct kmt_core){ .event_id = KMT_EVENT_FREE, .type_id = KMT_TYPE_CACHE,
 				      .event_size = sizeof(rec), .ptr = 0x1000 };
-	rec.time = desc.time;
-	rec.tid = (struct kmt_feat_tid){ .size = sizeof(rec.tid), .id = KMT_FEAT_TID };
+	rec.when = (struct kmt_feat_time_tid){ .size = sizeof(rec.when), .id = KMT_FEAT_TIME_TID };
 	rec.cache = (struct kmt_feat_cache_ref){ .size = sizeof(rec.cache),
 						 .id = KMT_FEAT_CACHE_REF,
 						 .cache = 0xffff888100042000ULL };
 	CHECK(&c, t != NULL);
 	/* Referred to before it is described: no name, but still an event. */
-	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), 0, &ev), KMT_OK);
 	CHECK(&c, cachetab_apply(t, &ev) && !ev.has_cache);
 	/* The description is learned, not an event. */
-	CHECK_U64(&c, kmt_decode(&desc, sizeof(desc), &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(&desc, sizeof(desc), 0, &ev), KMT_OK);
 	CHECK(&c, ev.has_cache_info && ev.cache_object_size == 184 && ev.cache_size == 192);
 	CHECK(&c, !cachetab_apply(t, &ev));
-	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), 0, &ev), KMT_OK);
 	CHECK(&c, ev.has_cache_ref && ev.cache_addr == 0xffff888100042000ULL);
 	CHECK(&c, cachetab_apply(t, &ev) && ev.has_cache);
 	CHECK_STR(&c, ev.cache_name, "a_cache_name_longer_than_thirty_six_bytes");
@@ -420,7 +420,7 @@ static void test_cache_records(struct unit *u)
 	/* An event that names no cache keeps the flag that says so. */
 	rec.cache.flags = KMT_CACHE_NO_NAME;
 	rec.cache.cache = 0;
-	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), 0, &ev), KMT_OK);
 	CHECK(&c, cachetab_apply(t, &ev) && ev.has_cache && (ev.cache_flags & KMT_CACHE_NO_NAME));
 	cachetab_free(t);
 	unit_end(&c);
@@ -440,7 +440,7 @@ static void test_task_records(struct unit *u)
 	struct kmt_rec_task renamed = task_record(KMT_TASK_RENAME, 40, 41, "worker", 2);
 	struct kmt_rec_task forked = task_record(KMT_TASK_FORK, 77, 41, "child", 3);
 	struct kmt_rec_kfree rec = {};
-	unsigned char later[48] = { 0 };
+	unsigned char later[40] = { 0 };
 	struct unit_case c;
 	struct kmt_event ev;
 
@@ -448,15 +448,14 @@ static void test_task_records(struct unit *u)
 	forked.core.ptr = 76; /* the parent's tid */
 	rec.core = (struct kmt_core){ .event_id = KMT_EVENT_FREE, .type_id = KMT_TYPE_KMALLOC,
 				      .event_size = sizeof(rec), .ptr = 0x1000 };
-	rec.time = (struct kmt_feat_time){ .size = sizeof(rec.time), .id = KMT_FEAT_TIME,
-					   .cpu = 3, .timestamp = 5 };
-	rec.tid = (struct kmt_feat_tid){ .size = sizeof(rec.tid), .id = KMT_FEAT_TID, .tid = 41 };
+	rec.when = (struct kmt_feat_time_tid){ .size = sizeof(rec.when), .id = KMT_FEAT_TIME_TID,
+					       .tid = 41, .timestamp = 5 };
 	CHECK(&c, t != NULL);
 	/* Before its task is described: the tid, no name. */
 	CHECK(&c, decode_named(t, &rec, sizeof(rec), &ev));
 	CHECK(&c, ev.has_tid && ev.tid == 41 && !ev.has_task);
 	/* The description: a full comm (no NUL), not an event. */
-	CHECK_U64(&c, kmt_decode(&seen, sizeof(seen), &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(&seen, sizeof(seen), 0, &ev), KMT_OK);
 	CHECK(&c, kmt_is_task_record(&ev) && !kmt_is_memory_event(&ev));
 	CHECK(&c, ev.has_task && ev.pid == 40 && ev.tid == 41);
 	CHECK_STR(&c, ev.comm, "0123456789abcdef");
@@ -468,28 +467,29 @@ static void test_task_records(struct unit *u)
 	CHECK(&c, decode_named(t, &rec, sizeof(rec), &ev));
 	CHECK_STR(&c, ev.comm, "worker");
 	/* The tid taken by another process's task. */
-	CHECK_U64(&c, kmt_decode(&forked, sizeof(forked), &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(&forked, sizeof(forked), 0, &ev), KMT_OK);
 	CHECK(&c, ev.type_id == KMT_TASK_FORK && ev.ptr == 76);
 	CHECK(&c, !tasktab_apply(t, &ev));
 	CHECK(&c, decode_named(t, &rec, sizeof(rec), &ev));
 	CHECK(&c, ev.pid == 77);
 	CHECK_STR(&c, ev.comm, "child");
 	/* The idle task, on the event's CPU. */
-	rec.tid.tid = 0;
+	rec.when.tid = 0;
 	CHECK(&c, decode_named(t, &rec, sizeof(rec), &ev));
 	CHECK(&c, ev.has_task && ev.pid == 0 && ev.tid == 0);
-	CHECK_STR(&c, ev.comm, "swapper/3");
+	CHECK_STR(&c, ev.comm, "swapper/1"); /* decode_named: CPU 1's ring */
 	/* A heartbeat: its counts, not an event. */
 	{
 		struct kmt_rec_heartbeat beat = {};
 
 		beat.core = (struct kmt_core){ .event_id = KMT_EVENT_HEARTBEAT,
 					       .event_size = sizeof(beat), .seq_num = 7 };
-		beat.time = rec.time;
+		beat.time = (struct kmt_feat_time){ .size = sizeof(beat.time),
+						    .id = KMT_FEAT_TIME, .cpu = 3, .timestamp = 6 };
 		beat.beat = (struct kmt_feat_heartbeat){ .size = sizeof(beat.beat),
 							 .id = KMT_FEAT_HEARTBEAT,
 							 .written = 1ULL << 33, .lost = 12 };
-		CHECK_U64(&c, kmt_decode(&beat, sizeof(beat), &ev), KMT_OK);
+		CHECK_U64(&c, kmt_decode(&beat, sizeof(beat), 0, &ev), KMT_OK);
 		CHECK(&c, ev.has_heartbeat && !kmt_is_memory_event(&ev));
 		CHECK_U64(&c, ev.beat_written, 1ULL << 33);
 		CHECK_U64(&c, ev.beat_lost, 12);
@@ -500,7 +500,7 @@ static void test_task_records(struct unit *u)
 	_Static_assert(sizeof(later) == sizeof(rec), "a record's bytes");
 	memcpy(later, &rec, sizeof(rec));
 	later[0] = 9;
-	CHECK_U64(&c, kmt_decode(later, sizeof(later), &ev), KMT_OK);
+	CHECK_U64(&c, kmt_decode(later, sizeof(later), 0, &ev), KMT_OK);
 	CHECK(&c, !kmt_is_memory_event(&ev) && !kmt_is_task_record(&ev));
 	CHECK_U64(&c, ev.event_size, sizeof(later));
 	CHECK(&c, tasktab_apply(t, &ev) && !kmt_record_is_event(later, sizeof(later)));
