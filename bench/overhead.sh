@@ -7,7 +7,9 @@
 # and open/close on every CPU at once), runs every tracer variant in turn,
 # round after round (so drifts of the machine hit all variants alike), and
 # prints the median ops/s of each, its ratio to the untraced runs of the
-# same rounds, and the events each streaming tool captured and lost.  Then
+# same rounds (of the medians, and the median of each round's ratio: this
+# one cancels the machine's drift between rounds), and the events each
+# streaming tool captured and lost; for -o, its bytes per event.  Then
 # the user-space side: records/s that kmemsnoop -i decodes and formats to
 # text, and kmemsnoop's peak resident memory.
 #
@@ -211,7 +213,7 @@ run_variant() {
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		"stop_$v" || return 1 ;;
 	esac
-	echo "$wl $v $ops $COUNTS" >>"$tmp/results"
+	echo "$wl $v $ops $COUNTS $ROUND" >>"$tmp/results"
 	# -o: the bytes of its files (every record, those that describe too)
 	# for the events it wrote.
 	if [ "${v%@base}" = binary ]; then
@@ -224,6 +226,15 @@ run_variant() {
 median() {
 	awk -v w="$1" -v v="$2" '$1 == w && $2 == v { print $3 }' "$tmp/results" | sort -n |
 		awk '{ x[NR] = $1 } END { if (NR) print (NR % 2) ? x[(NR + 1) / 2] : int((x[NR / 2] + x[NR / 2 + 1]) / 2) }'
+}
+
+# The median over rounds of the variant's ops/s over the untraced run's
+# of the same round: the machine's drift from round to round cancels out.
+paired_ratio() {
+	awk -v w="$1" -v v="$2" '$1 == w && $2 == "untraced" { u[$6] = $3 }
+		$1 == w && $2 == v { o[$6] = $3 }
+		END { for (r in o) if (u[r]) print o[r] / u[r] }' "$tmp/results" | sort -g |
+		awk '{ x[NR] = $1 } END { if (!NR) print 0; else if (NR % 2) print x[(NR + 1) / 2]; else print (x[NR / 2] + x[NR / 2 + 1]) / 2 }'
 }
 
 label() {
@@ -257,15 +268,17 @@ report_workload() {
 	local wl=$1 base v ops
 	base=$(median "$wl" untraced)
 	echo
-	echo "$(describe "$wl"): ops/s, medians of $ROUNDS rounds of ${SECONDS_PER_RUN}s"
-	printf "%-36s %12s %8s %14s %12s\n" tracer ops/s ratio "events (sum)" "lost (sum)"
+	echo "$(describe "$wl"): ops/s, medians of $ROUNDS rounds of ${SECONDS_PER_RUN}s;"
+	echo "ratio: of the medians to the untraced one's; paired: the median of each round's to that round's untraced run"
+	printf "%-36s %12s %8s %8s %14s %12s\n" tracer ops/s ratio paired "events (sum)" "lost (sum)"
 	for v in "${VARIANTS_RUN[@]}"; do
 		ops=$(median "$wl" "$v")
 		[ -n "$ops" ] || continue
 		awk -v w="$wl" -v v="$v" -v l="$(label "$v")" -v o="$ops" -v b="$base" '
 			$1 == w && $2 == v { if ($4 == "-") e = "-"; else e += $4
 			                     if ($5 == "-") x = "-"; else x += $5 }
-			END { printf "%-36s %12d %7.1f%% %14s %12s\n", l, o, 100 * o / b, e, x }' \
+			END { printf "%-36s %12d %7.1f%% %7.1f%% %14s %12s\n", l, o, 100 * o / b,
+			             100 * '"$(paired_ratio "$wl" "$v")"', e, x }' \
 			"$tmp/results"
 	done
 	awk -v w="$wl" '$1 == w { b[$2] += $3; e[$2] += $4 }
@@ -306,6 +319,7 @@ echo "bench: $(uname -r), $NCPU CPUs; workloads: $WORKLOADS; variants: ${VARIANT
 : >"$tmp/results"
 : >"$tmp/bytes"
 for r in $(seq "$ROUNDS"); do
+	ROUND=$r
 	for wl in $WORKLOADS; do
 		for v in "${VARIANTS_RUN[@]}"; do
 			run_variant "$wl" "$v" || die "round $r, $wl, $v failed"
