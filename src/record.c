@@ -188,8 +188,15 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct 
 		return KMT_BAD_SIZE;
 	if (core.event_size > len)
 		return KMT_TRUNCATED;
-	/* An event id of a later ABI: a record to skip by its size (its
-	 * features, in the common layout, are still read). */
+	/* An event id of a later ABI: a record to skip by its size, whatever
+	 * its body holds. */
+	if (core.event_id > KMT_EVENT_HEARTBEAT) {
+		ev->event_id = core.event_id;
+		ev->type_id = core.type_id;
+		ev->event_size = core.event_size;
+		ev->seq_num = core.seq_num;
+		return KMT_OK;
+	}
 	ev->event_id = core.event_id;
 	ev->type_id = core.type_id;
 	ev->event_size = core.event_size;

@@ -18,7 +18,7 @@ struct reorder;
  * after: records that recent are held one more round.
  */
 #define REORDER_MARGIN_NS 10000000ULL /* 10 ms */
-/* Records held at most: 188 bytes each with their keys, 12 MB (resident:
+/* Records held at most: 256 bytes each with their keys, 16 MB (resident:
  * only as many as were held at once). */
 #define REORDER_CAP 65536
 

@@ -477,6 +477,8 @@ static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bo
 	if (filter_size && (req < min_size || req > max_size))
 		return 0;
 	site = bulk_call_site(ctx, 0);
+	if (do_stream)
+		describe_task(&ev, atomic_fetch);
 	/* Counted at once, outside the loop the verifier walks pass by pass. */
 	if (do_hist)
 		hist_alloc_n(KMT_TYPE_CACHE, site, 1, req, alloc, s, false, n);
@@ -508,8 +510,10 @@ static __always_inline int on_cache_free_bulk(__u64 *ctx, bool atomic_fetch, boo
 	__u8 type = s ? KMT_TYPE_CACHE : KMT_TYPE_KMALLOC;
 	bool filtered = free_wanted_by_filtered(s ? EV_CACHE : EV_KMALLOC) && task_passes(&ev);
 
-	if (filtered && do_stream)
+	if (filtered && do_stream) {
 		site = bulk_call_site(ctx, 1);
+		describe_task(&ev, atomic_fetch);
+	}
 	for (__u32 i = 0; i < KMT_BULK_MAX; i++) {
 		__u64 ptr;
 

@@ -56,7 +56,8 @@ _Static_assert(KMT_TYPE_PERCPU == KMT_TYPE_PERCPU_ID, "percpu type id");
 
 /* Why a task record was written (its type id). */
 enum kmt_task_why {
-	KMT_TASK_SEEN = 0,     /* first seen on this CPU (alive at start, or out of its table) */
+	KMT_TASK_SEEN = 0,     /* before its first event on this CPU (or its first since it
+				* left the CPU's table of tasks described) */
 	KMT_TASK_FORK = 1,     /* created; core ptr: the parent's tid */
 	KMT_TASK_EXEC = 2,     /* exec'd: the new comm */
 	KMT_TASK_RENAME = 3,   /* renamed (prctl PR_SET_NAME, /proc/PID/comm) */

@@ -275,8 +275,12 @@ static __always_inline void describe_task(struct event_ctx *ev, bool atomic_fetc
 	if (*slot == tid)
 		return;
 	rec = reserve_task_record(ev, atomic_fetch, KMT_TASK_SEEN, 0);
-	if (!rec)
-		return; /* tried again with the next event */
+	if (!rec) {
+		/* Counted: the event may still fit, without its name.  Tried
+		 * again with the next event. */
+		count_loss(ev->cpu, sizeof(*rec));
+		return;
+	}
 	rec->task.pid = ev->pid_tgid >> 32;
 	rec->task.tid = tid;
 	read_comm(rec->task.comm);
@@ -289,6 +293,14 @@ static __always_inline void *reserve_event(struct event_ctx *ev, bool atomic_fet
 {
 	describe_task(ev, atomic_fetch);
 	return reserve(ev, size);
+}
+
+/* The same for an event that may be an object of a bulk call, whose loop
+ * described the task once before it (the verifier walks every pass). */
+static __always_inline void *reserve_object(struct event_ctx *ev, bool atomic_fetch, __u8 ev_flags,
+					    __u32 size)
+{
+	return (ev_flags & KMT_EV_BULK) ? reserve(ev, size) : reserve_event(ev, atomic_fetch, size);
 }
 
 /*
@@ -341,7 +353,7 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic
 					       __u8 ev_flags)
 {
 	__u64 cache = describe_cache(ev, atomic_fetch, s, btf);
-	struct kmt_rec_cache_alloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
+	struct kmt_rec_cache_alloc *rec = reserve_object(ev, atomic_fetch, ev_flags, sizeof(*rec));
 
 	if (!rec)
 		return;
@@ -356,7 +368,7 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic
 static __always_inline void stream_kfree(struct event_ctx *ev, bool atomic_fetch, __u64 call_site,
 					 __u64 ptr, __u8 ev_flags)
 {
-	struct kmt_rec_kfree *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
+	struct kmt_rec_kfree *rec = reserve_object(ev, atomic_fetch, ev_flags, sizeof(*rec));
 
 	if (!rec)
 		return;
@@ -372,7 +384,7 @@ static __always_inline void stream_cache_free_ref(struct event_ctx *ev, bool ato
 						  __u8 ev_flags)
 {
 	__u64 cache = describe_cache(ev, atomic_fetch, s, btf);
-	struct kmt_rec_cache_free *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
+	struct kmt_rec_cache_free *rec = reserve_object(ev, atomic_fetch, ev_flags, sizeof(*rec));
 
 	if (!rec)
 		return;

@@ -500,6 +500,8 @@ static void test_task_records(struct unit *u)
 	_Static_assert(sizeof(later) == sizeof(rec), "a record's bytes");
 	memcpy(later, &rec, sizeof(rec));
 	later[0] = 9;
+	later[24] = 1; /* a body that is no feature: a feature of size 1 */
+	later[25] = 0;
 	CHECK_U64(&c, kmt_decode(later, sizeof(later), 0, &ev), KMT_OK);
 	CHECK(&c, !kmt_is_memory_event(&ev) && !kmt_is_task_record(&ev));
 	CHECK_U64(&c, ev.event_size, sizeof(later));
