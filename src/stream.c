@@ -412,15 +412,29 @@ static void print_cpu_losses(const struct session *s)
 	free(l);
 }
 
+/* Task records lost to full rings, all CPUs. */
+static unsigned long long names_lost(const struct session *s)
+{
+	unsigned long long n = 0;
+
+	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++)
+		n += s->skel->bss->losses[cpu].names;
+	return n;
+}
+
 static void print_summary(const struct stream *st, const struct sink_losses *lost)
 {
 	const struct session *s = st->mode.session;
-	unsigned long long misses = session_missed(s);
+	unsigned long long misses = session_missed(s), names = names_lost(s);
 
 	fprintf(stderr, "kmemsnoop: %llu events written, %llu lost (%llu bytes)\n", st->records,
 		(unsigned long long)lost->events, (unsigned long long)lost->bytes);
 	if (lost->events)
 		print_cpu_losses(s);
+	if (names)
+		fprintf(stderr, "kmemsnoop: %llu task records lost to full rings: events of those "
+				"tasks show <...> (or, after a lost fork, the name the tid had before)\n",
+			names);
 	if (misses)
 		fprintf(stderr, "kmemsnoop: %llu events missed: they happened while the same "
 				"program was running on their CPU (interrupts), so BPF skipped them\n",

@@ -569,7 +569,7 @@ static __always_inline void write_task_record(bool atomic_fetch, bool btf,
 		return;
 	rec = reserve_task_record(&ev, atomic_fetch, why, parent);
 	if (!rec) {
-		count_loss(ev.cpu, sizeof(*rec));
+		count_name_loss(ev.cpu);
 		return;
 	}
 	rec->task.pid = tgid;

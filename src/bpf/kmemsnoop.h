@@ -172,6 +172,7 @@ struct kmt_text_range {
 struct kmt_loss {
 	__u64 events;
 	__u64 bytes;
+	__u64 names; /* task records lost (not events: the events they name show no comm) */
 };
 
 /*

@@ -187,7 +187,7 @@ struct kmt_feat_heartbeat {
 	__u8 reserved;
 	__u32 reserved2;
 	__u64 written; /* records this CPU wrote so far, this one excluded */
-	__u64 lost;    /* records this CPU lost to a full ring so far */
+	__u64 lost;    /* allocation and free records this CPU lost so far */
 } KMT_PACKED;
 
 #define KMT_PERCPU_RESERVED 0x01  /* from the reserved chunk */

@@ -39,6 +39,14 @@ static __always_inline void count_loss(__u32 cpu, __u32 size)
 	__sync_fetch_and_add(&losses[cpu].bytes, size);
 }
 
+/* A task record lost: apart from the events, whose count must match the
+ * kernel's own count of them. */
+static __always_inline void count_name_loss(__u32 cpu)
+{
+	if (cpu < KMT_MAX_CPUS)
+		__sync_fetch_and_add(&losses[cpu].names, 1);
+}
+
 /* events: losses count (the event records); a record that describes is
  * written again by the next event that needs it. */
 static __always_inline void *reserve_record(struct event_ctx *ev, __u32 size, bool event)
@@ -278,7 +286,7 @@ static __always_inline void describe_task(struct event_ctx *ev, bool atomic_fetc
 	if (!rec) {
 		/* Counted: the event may still fit, without its name.  Tried
 		 * again with the next event. */
-		count_loss(ev->cpu, sizeof(*rec));
+		count_name_loss(ev->cpu);
 		return;
 	}
 	rec->task.pid = ev->pid_tgid >> 32;
