@@ -188,19 +188,14 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct 
 		return KMT_BAD_SIZE;
 	if (core.event_size > len)
 		return KMT_TRUNCATED;
-	/* An event id of a later ABI: a record to skip by its size, whatever
-	 * its body holds. */
-	if (core.event_id > KMT_EVENT_HEARTBEAT) {
-		ev->event_id = core.event_id;
-		ev->type_id = core.type_id;
-		ev->event_size = core.event_size;
-		ev->seq_num = core.seq_num;
-		return KMT_OK;
-	}
 	ev->event_id = core.event_id;
 	ev->type_id = core.type_id;
 	ev->event_size = core.event_size;
 	ev->seq_num = core.seq_num;
+	/* An event id of a later ABI: a record to skip by its size, whatever
+	 * its body holds. */
+	if (core.event_id > KMT_EVENT_HEARTBEAT)
+		return KMT_OK;
 	ev->call_site = core.call_site;
 	ev->ptr = core.ptr;
 	if (core.event_id == KMT_EVENT_ALLOC) {
