@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "binout.h"
 #include "budget.h"
+#include "clock.h"
 #include "cpuloss.h"
 #include "env.h"
 #include "gfp.h"
@@ -252,25 +252,17 @@ static void note_kernel_limits(const struct session *s)
 				"traced in an interrupt during another may repeat its sequence number\n");
 }
 
-static unsigned long long monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /*
  * A heartbeat record on every online CPU: the program run there through
  * BPF_PROG_TEST_RUN (an interrupt on that CPU), so an idle CPU has them
  * too.  A CPU that is offline (ENXIO) has none.
  */
-static void beat(struct stream *st, unsigned long long now_ns)
+static void beat(struct stream *st, unsigned long long now)
 {
 	const struct session *s = st->mode.session;
 	int fd = bpf_program__fd(session_heartbeat_prog(s));
 
-	st->next_beat_ns = now_ns + BEAT_EVERY_NS;
+	st->next_beat_ns = now + BEAT_EVERY_NS;
 	if (st->no_beats || fd < 0)
 		return;
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
@@ -292,7 +284,7 @@ static int stream_start(struct mode *m)
 	int ret;
 
 	note_kernel_limits(m->session);
-	beat(st, monotonic_ns());
+	beat(st, now_ns());
 	ret = st->sink->ops->begin(st->sink);
 	if (ret == SINK_GONE)
 		st->output_gone = true;
@@ -317,11 +309,11 @@ static int sync_sink(struct stream *st)
 }
 
 /* Now and then: the sink's output can still be written. */
-static int check_sink(struct stream *st, unsigned long long now_ns)
+static int check_sink(struct stream *st, unsigned long long now)
 {
-	if (!st->sink->ops->check || now_ns < st->next_check_ns)
+	if (!st->sink->ops->check || now < st->next_check_ns)
 		return 0;
-	st->next_check_ns = now_ns + CHECK_EVERY_NS;
+	st->next_check_ns = now + CHECK_EVERY_NS;
 	if (st->sink->ops->check(st->sink))
 		return session_fail(st->mode.session, "%s", st->sink->err);
 	return 0;
@@ -330,19 +322,19 @@ static int check_sink(struct stream *st, unsigned long long now_ns)
 static int stream_wait(struct mode *m, int ms)
 {
 	struct stream *st = stream_of(m);
-	unsigned long long now_ns = monotonic_ns();
+	unsigned long long now = now_ns();
 	int ret;
 
 	if (st->output_gone)
 		return MODE_END;
-	if (now_ns >= st->next_beat_ns)
-		beat(st, now_ns);
+	if (now >= st->next_beat_ns)
+		beat(st, now);
 	ret = ring_reader_poll(st->rings, ms);
 	if (st->output_gone)
 		return MODE_END;
 	if (ret < 0 && !m->session->err[0])
 		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
-	if (ret >= 0 && (sync_sink(st) || check_sink(st, monotonic_ns())))
+	if (ret >= 0 && (sync_sink(st) || check_sink(st, now_ns())))
 		return -1;
 	if (st->output_gone)
 		return MODE_END;
@@ -457,7 +449,7 @@ static int stream_finish(struct mode *m, bool final)
 
 	/* The last, with the final counts: the programs are detached but
 	 * still loaded. */
-	beat(st, monotonic_ns());
+	beat(st, now_ns());
 	while (!st->output_gone && (ret = ring_reader_consume(st->rings)) > 0)
 		;
 	if (ret < 0 && !st->output_gone && !m->session->err[0])

@@ -18,12 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "kernel_features.h"
 #include "histmaps.h"
 #include "kmemsnoop.h"
@@ -41,14 +41,6 @@
 static int failures;
 static struct kernel_features kf;
 static int ncpus;
-
-static unsigned long long monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* "PASS: name", or "FAIL: name: what was seen": fmt starts with the name
  * and a colon. */
@@ -537,9 +529,9 @@ static void test_large(const struct setup *base)
 	skel = load(&s, "large.counts");
 	if (!skel)
 		return;
-	if (run(skel, &s, "mm_page_alloc", palloc, 4) && (t0 = monotonic_ns()) &&
+	if (run(skel, &s, "mm_page_alloc", palloc, 4) && (t0 = now_ns()) &&
 	    kmalloc(skel, &s, inner, PTR, 10240, BYTES) && kmalloc(skel, &s, SITE1, PTR, 10240, BYTES) &&
-	    (gap_ns = monotonic_ns() - t0) && hist_level0(skel, &l)) {
+	    (gap_ns = now_ns() - t0) && hist_level0(skel, &l)) {
 		site_counts(skel, &s, SITE1, &b1, &c1);
 		site_counts(skel, &s, inner, &b2, &c2);
 		all_counts(skel, &s, &ball, &call);
