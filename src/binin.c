@@ -190,7 +190,7 @@ static bool advance(struct cpu_file *cf, struct cachetab *caches)
 	while (cf->off < cf->size) {
 		kmt_decode(cf->data + cf->off, cf->size - cf->off, cf->cpu, &cf->head);
 		cf->off += cf->head.event_size;
-		if (kmt_is_task_record(&cf->head) || cachetab_apply(caches, &cf->head))
+		if (cachetab_apply(caches, &cf->head))
 			return true;
 	}
 	return false;

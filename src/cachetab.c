@@ -45,7 +45,7 @@ bool cachetab_apply(struct cachetab *t, struct kmt_event *ev)
 		return false;
 	}
 	if (!kmt_is_memory_event(ev))
-		return false;
+		return kmt_is_task_record(ev);
 	if (!ev->has_cache_ref || (ev->cache_flags & KMT_CACHE_NO_NAME)) {
 		ev->has_cache = ev->has_cache || ev->has_cache_ref;
 		return true;

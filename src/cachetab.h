@@ -21,8 +21,10 @@ void cachetab_free(struct cachetab *t);
 
 /*
  * Learns from a cache record; gives an event with a cache reference the
- * cache's name and flags (has_cache).  False for a record that describes
- * (task, cache, heartbeat): not an event to print or count.  A reference
+ * cache's name and flags (has_cache).  False for the records taken at this
+ * per-CPU stage, not to print or count (cache and heartbeat records, and
+ * event ids of a later ABI); true for the others: events, and task records,
+ * which name tids only after the CPUs are merged (tasktab.h).  A reference
  * to a cache never described (its record lost) keeps has_cache false.
  */
 bool cachetab_apply(struct cachetab *t, struct kmt_event *ev);

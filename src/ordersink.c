@@ -70,7 +70,7 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 	} else if (kmt_decode(data, size, cpu, slot) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
-	} else if (!kmt_is_task_record(slot) && !cachetab_apply(os->caches, slot)) {
+	} else if (!cachetab_apply(os->caches, slot)) {
 		return 0; /* a record that describes: its names are taken */
 	}
 	/* No time (a recording's ABI 1): nothing to order it by. */

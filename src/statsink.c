@@ -90,7 +90,7 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 	} else if (kmt_decode(data, size, cpu, slot) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
-	} else if (!kmt_is_task_record(slot) && !cachetab_apply(ss->caches, slot)) {
+	} else if (!cachetab_apply(ss->caches, slot)) {
 		return 0; /* a record that describes: its names are taken */
 	}
 	if (!ss->held || !slot->has_time)

@@ -422,6 +422,21 @@ static void test_cache_records(struct unit *u)
 	rec.cache.cache = 0;
 	CHECK_U64(&c, kmt_decode(&rec, sizeof(rec), 0, &ev), KMT_OK);
 	CHECK(&c, cachetab_apply(t, &ev) && ev.has_cache && (ev.cache_flags & KMT_CACHE_NO_NAME));
+	/* Task records go on (to be applied after the merge); heartbeats stop here. */
+	{
+		struct kmt_rec_task task = task_record(KMT_TASK_SEEN, 1, 2, "x", 0);
+		struct kmt_rec_heartbeat beat = {};
+
+		beat.core = (struct kmt_core){ .event_id = KMT_EVENT_HEARTBEAT,
+					       .event_size = sizeof(beat) };
+		beat.time = (struct kmt_feat_time){ .size = sizeof(beat.time), .id = KMT_FEAT_TIME };
+		beat.beat = (struct kmt_feat_heartbeat){ .size = sizeof(beat.beat),
+							 .id = KMT_FEAT_HEARTBEAT };
+		CHECK_U64(&c, kmt_decode(&task, sizeof(task), 0, &ev), KMT_OK);
+		CHECK(&c, cachetab_apply(t, &ev));
+		CHECK_U64(&c, kmt_decode(&beat, sizeof(beat), 0, &ev), KMT_OK);
+		CHECK(&c, !cachetab_apply(t, &ev));
+	}
 	cachetab_free(t);
 	unit_end(&c);
 }
