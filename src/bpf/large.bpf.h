@@ -10,7 +10,7 @@
  *   kmalloc        ptr X, bytes_alloc = PAGE_SIZE << o, the caller's site
  *
  * and, where __do_kmalloc_node() calls the traced __kmalloc_large_node_noprof()
- * (6.18; not 6.1, whose helper is untraced), a second kmalloc of the same
+ * (6.12, 6.18; not 6.1, whose helper is untraced), a second kmalloc of the same
  * X: first from the helper's call in __kmalloc_noprof and friends, then
  * from the real caller.  Its free is
  * kfree(X) followed by mm_page_free(P, o).
@@ -49,9 +49,13 @@ const volatile __u64 large_kmalloc_over = ~0ULL;
 const volatile __u32 large_min_order = 64;
 
 /* The kernel's second trace of a large kmalloc follows the first within
- * the same function: one later than this is another allocation that got
- * the same pointer back (its free came between), never taken back. */
-#define LARGE_SECOND_WITHIN_NS 1000000ULL
+ * the same function, microseconds apart, unless the (virtual) CPU is
+ * stalled in between: a guest's vCPU can be descheduled by its host for
+ * milliseconds (a 1 ms bound missed one of 40 in a loaded VM).  One later
+ * than this is another allocation that got the same pointer back, its page
+ * allocated on another CPU (the record is otherwise consumed by the page
+ * allocation that comes first), never taken back. */
+#define LARGE_SECOND_WITHIN_NS 1000000000ULL
 
 enum large_state {
 	LARGE_NONE,

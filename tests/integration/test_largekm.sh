@@ -4,7 +4,7 @@
 # Large kmallocs, counted once.  "workload piperesize N" sets two pipes to
 # 1 MiB N times: each pipe_resize_ring kcalloc's 10240 bytes, more than the
 # largest kmalloc cache, so the page allocator serves it (mm_page_alloc
-# order 2, then kmalloc bytes_alloc=16384; on 6.18 a first kmalloc of
+# order 2, then kmalloc bytes_alloc=16384; on 6.12 and 6.18 a first kmalloc of
 # the same pointer from the kernel's own large-kmalloc helper too); the
 # close frees it (kfree, then mm_page_free).  --min-size 10240 --max-size
 # 16384 keeps only these (and what else the process allocates of such a
