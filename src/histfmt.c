@@ -83,23 +83,32 @@ void hist_pow2(char *buf, size_t size, int exp)
 	snprintf(buf, size, "%llu%.*s", 1ULL << (exp % 10), exp >= 10, &units[exp / 10]);
 }
 
+/* The allocations without a cache, by class, are keyed by their size
+ * (KMT_HIST_PSEUDO): "(kmalloc 512)", "(vmalloc 8192)". */
+static const char *const pseudo_class[KMT_TYPE_COUNT] = {
+	[KMT_TYPE_KMALLOC] = "kmalloc",
+	[KMT_TYPE_CACHE] = "cache size",
+	[KMT_TYPE_PAGES] = "pages",
+	[KMT_TYPE_VMALLOC] = "vmalloc",
+	[KMT_TYPE_PERCPU] = "percpu",
+};
+
 void hist_pseudo_label(char *buf, size_t size, __u64 id, unsigned int page_shift)
 {
 	unsigned int type = (id >> 32) & 0xff;
 	__u32 bytes = (__u32)id;
+	unsigned int order = 0;
 
-	if (type == KMT_TYPE_KMALLOC) {
-		snprintf(buf, size, "(kmalloc %u)", bytes);
-	} else if (type == KMT_TYPE_PAGES) {
-		unsigned int order = 0;
-
+	if (type >= KMT_TYPE_COUNT)
+		type = KMT_TYPE_CACHE;
+	if (type == KMT_TYPE_PAGES) {
 		while (order < 32 && ((__u64)1 << (page_shift + order)) < bytes)
 			order++;
 		snprintf(buf, size, "(pages order %u)", order);
-	} else if (type == KMT_TYPE_PERCPU) {
-		snprintf(buf, size, "(percpu %u)", bytes);
+	} else if (bytes == KMT_HIST_PSEUDO_BYTES_MAX) {
+		snprintf(buf, size, "(%s 4G or more)", pseudo_class[type]);
 	} else {
-		snprintf(buf, size, "(cache size %u)", bytes);
+		snprintf(buf, size, "(%s %u)", pseudo_class[type], bytes);
 	}
 }
 

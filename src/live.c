@@ -21,6 +21,7 @@
 
 #include "histfmt.h"
 #include "live.h"
+#include "sources.h"
 
 #define HISTORY 512 /* intervals kept for the heat map */
 #define MIN_COLS 60
@@ -99,27 +100,38 @@ static void draw_title(const struct live *lv)
 	attroff(A_REVERSE);
 }
 
-static void draw_totals(const struct hist_interval *iv)
+/* Line 2: the allocations per second of each class, named as -e names
+ * them, then what was lost. */
+static void draw_class_rates(const struct hist_interval *iv)
 {
-	char a[16], f[16], ba[16], br[16], fl[16], k[16], c[16], p[16], pc[16];
+	char line[256], r[16];
 	__u64 untracked = 0;
-	double s = iv->seconds;
+	size_t n = 0;
 
+	for (int t = 0; t < event_class_count && t < KMT_HIST_TYPES; t++) {
+		rate(r, sizeof(r), iv->allocs[t], iv->seconds);
+		n += snprintf(line + n, sizeof(line) - n, " %s/s %-6s", event_classes[t].name, r);
+		if (n >= sizeof(line))
+			return;
+	}
 	for (int i = 0; i < KMT_BY_COUNT; i++)
 		untracked += iv->untracked[i];
+	put(2, 0, COLS, "%s lost: %llu missed, %llu untracked", line,
+	    (unsigned long long)iv->missed, (unsigned long long)untracked);
+}
+
+static void draw_totals(const struct hist_interval *iv)
+{
+	char a[16], f[16], ba[16], br[16], fl[16];
+	double s = iv->seconds;
+
 	put(1, 0, COLS, " allocs/s %-6s frees/s %-6s alloc bytes/s %-6s req bytes/s %-6s failed/s %s",
 	    rate(a, sizeof(a), hist_total(iv->allocs), s),
 	    rate(f, sizeof(f), hist_total(iv->frees), s),
 	    rate(ba, sizeof(ba), hist_total(iv->bytes_alloc), s),
 	    rate(br, sizeof(br), hist_total(iv->bytes_req), s),
 	    rate(fl, sizeof(fl), hist_total(iv->failed), s));
-	put(2, 0, COLS, " kmalloc/s %-6s cache/s %-6s pages/s %-6s percpu/s %-6s "
-	    "lost: %llu missed, %llu untracked",
-	    rate(k, sizeof(k), iv->allocs[KMT_TYPE_KMALLOC], s),
-	    rate(c, sizeof(c), iv->allocs[KMT_TYPE_CACHE], s),
-	    rate(p, sizeof(p), iv->allocs[KMT_TYPE_PAGES], s),
-	    rate(pc, sizeof(pc), iv->allocs[KMT_TYPE_PERCPU], s), (unsigned long long)iv->missed,
-	    (unsigned long long)untracked);
+	draw_class_rates(iv);
 }
 
 static const struct past *past_at(const struct live *lv, int age)

@@ -88,7 +88,10 @@ struct kmt_hist_key {
 };
 
 /* Kernel addresses have their top bits set: these never collide with one. */
-#define KMT_HIST_PSEUDO(type, bytes) ((1ULL << 40) | ((__u64)(type) << 32) | (__u32)(bytes))
+#define KMT_HIST_PSEUDO_BYTES_MAX 0xffffffffULL
+#define KMT_HIST_PSEUDO(type, bytes)                                  \
+	((1ULL << 40) | ((__u64)(type) << 32) |                       \
+	 ((bytes) < KMT_HIST_PSEUDO_BYTES_MAX ? (bytes) : KMT_HIST_PSEUDO_BYTES_MAX))
 #define KMT_HIST_PSEUDO_MAX ((1ULL << 41) - 1)
 
 struct kmt_hist_keyed {

@@ -5,7 +5,8 @@
 # pane, the shell runs kmemsnoop --hist (its stdout is the terminal, so
 # the live view starts by itself) while a workload allocates.  From what
 # capture-pane shows:
-#   screen      the title, per-second totals, histogram bars, the heat map
+#   screen      the title, per-second totals (and per class: kmalloc,
+#               cache, page, vmalloc, percpu), histogram bars, the heat map
 #               and the cache and call-site tables are on screen, and the
 #               title bar spans the pane's width;
 #   resize      after the pane becomes 100x30 the view is redrawn to fit
@@ -51,10 +52,11 @@ view_shown() { # COLS
 	NR == 1 && /kmemsnoop --hist/ && index($0, "q: quit") == '"$(($1 - 8))"' { title = 1 }
 	/allocs\/s/ && /frees\/s/ { totals = 1 }
 	/lost: [0-9]+ missed, [0-9]+ untracked/ { lost = 1 }
+	/kmalloc\/s .*cache\/s .*page\/s .*vmalloc\/s .*percpu\/s .*lost:/ { classes = 1 }
 	/^ *[0-9]+[KMG]?-[0-9]+[KMG]? +[0-9.]+[KMG]? \|\*+ *\|/ { bars = 1 }
 	/newest right/ { heat = 1 }
 	/^CACHE .*ALLOCS\/s +BYTES\/s +CALL SITE .*ALLOCS\/s +BYTES\/s$/ { tables = 1 }
-	END { exit !(title && totals && lost && bars && heat && tables) }'
+	END { exit !(title && totals && lost && classes && bars && heat && tables) }'
 }
 
 describe_screen() {

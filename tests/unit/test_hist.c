@@ -124,6 +124,14 @@ static void test_labels(struct unit *u)
 	CHECK_STR(&c, buf, "(pages order 3)");
 	hist_pseudo_label(buf, sizeof(buf), KMT_HIST_PSEUDO(KMT_TYPE_CACHE, 192), 12);
 	CHECK_STR(&c, buf, "(cache size 192)");
+	hist_pseudo_label(buf, sizeof(buf), KMT_HIST_PSEUDO(KMT_TYPE_VMALLOC, 8192), 12);
+	CHECK_STR(&c, buf, "(vmalloc 8192)");
+	hist_pseudo_label(buf, sizeof(buf), KMT_HIST_PSEUDO(KMT_TYPE_PERCPU, 64), 12);
+	CHECK_STR(&c, buf, "(percpu 64)");
+	/* An area of 5 GiB does not pass for one of 1 GiB. */
+	hist_pseudo_label(buf, sizeof(buf), KMT_HIST_PSEUDO(KMT_TYPE_VMALLOC, 5ULL << 30), 12);
+	CHECK_STR(&c, buf, "(vmalloc 4G or more)");
+	CHECK(&c, KMT_HIST_PSEUDO(KMT_TYPE_VMALLOC, 5ULL << 30) <= KMT_HIST_PSEUDO_MAX);
 	CHECK(&c, KMT_HIST_PSEUDO(KMT_TYPE_PAGES, 4096 << 10) <= KMT_HIST_PSEUDO_MAX);
 	memset(w, 0, sizeof(w));
 	memcpy(w, "workload", 8);
