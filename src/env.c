@@ -563,8 +563,8 @@ static const struct opt_spec options[] = {
 	{ "listen", LONG_ONLY(15), required_argument, "=[ADDR:]PORT", GROUP_EXPORT,
 	  "serve /metrics over HTTP on ADDR (default 127.0.0.1; an IPv6 ADDR in brackets) "
 	  "until stopped: allocations, frees, failures and bytes by class as counters, size "
-	  "histograms, the --top busiest caches, call sites and comms (the others summed "
-	  "under \"other\"), outstanding memory per call site as gauges, and what was "
+	  "histograms, the --top busiest caches, call sites, comms and cgroups of late (the "
+	  "others summed under \"other\"), outstanding memory per call site as gauges, and what was "
 	  "missed or not counted; read from BPF maps at each scrape, nothing sent per event. "
 	  "Prometheus text format, or OpenMetrics when the scraper asks for it", opt_listen,
 	  0 },

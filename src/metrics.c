@@ -8,24 +8,12 @@
 #include <string.h>
 
 #include "sources.h"
+#include "topkeys.h"
 
 const char metrics_text_type[] = "text/plain; version=0.0.4; charset=utf-8";
 const char metrics_openmetrics_type[] = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-#define OTHER_LABEL "other"
-
-/* One key's series, kept for the whole run. */
-struct key_series {
-	char label[HIST_LABEL_LEN];
-	__u64 count, bytes;
-};
-
-/* The series of one kind of key: at most top of them, and "other". */
-struct key_table {
-	struct key_series *keys;
-	int n;
-	__u64 other_count, other_bytes;
-};
+#define OTHER_LABEL TOPKEYS_OTHER
 
 struct outstanding_row {
 	char *tag;
@@ -47,7 +35,7 @@ struct metrics {
 	struct metrics_config cfg;
 	struct totals t;
 	__u64 missed;
-	struct key_table by[KMT_BY_COUNT];
+	struct topkeys *by[KMT_BY_COUNT]; /* the kinds with a key_label */
 	struct outstanding_row *rows; /* top of them, then "other" */
 	int nrows;
 	bool other_row;
@@ -89,8 +77,8 @@ struct metrics *metrics_new(const struct metrics_config *cfg)
 	for (int k = 0; k < KMT_BY_COUNT; k++) {
 		if (!key_label[k])
 			continue;
-		m->by[k].keys = calloc(cfg->top, sizeof(*m->by[k].keys));
-		if (!m->by[k].keys) {
+		m->by[k] = topkeys_new(cfg->top);
+		if (!m->by[k]) {
 			metrics_free(m);
 			return NULL;
 		}
@@ -116,7 +104,7 @@ void metrics_free(struct metrics *m)
 	if (!m)
 		return;
 	for (int k = 0; k < KMT_BY_COUNT; k++)
-		free(m->by[k].keys);
+		topkeys_free(m->by[k]);
 	if (m->rows)
 		clear_rows(m);
 	free(m->rows);
@@ -129,35 +117,6 @@ static void add_types(__u64 *dst, const __u64 *src)
 {
 	for (int t = 0; t < KMT_HIST_TYPES; t++)
 		dst[t] += src[t];
-}
-
-static struct key_series *find_key(struct key_table *kt, const char *label)
-{
-	for (int i = 0; i < kt->n; i++)
-		if (!strcmp(kt->keys[i].label, label))
-			return &kt->keys[i];
-	return NULL;
-}
-
-/* Rows come busiest first: the first keys seen take the free series. */
-static void add_rows(struct key_table *kt, const struct hist_rows *rows, int top)
-{
-	for (size_t i = 0; i < rows->n; i++) {
-		const struct hist_row *r = &rows->row[i];
-		struct key_series *ks = find_key(kt, r->label);
-
-		if (!ks && kt->n < top && strcmp(r->label, OTHER_LABEL)) {
-			ks = &kt->keys[kt->n++];
-			snprintf(ks->label, sizeof(ks->label), "%s", r->label);
-		}
-		if (!ks) {
-			kt->other_count += r->count;
-			kt->other_bytes += r->bytes;
-			continue;
-		}
-		ks->count += r->count;
-		ks->bytes += r->bytes;
-	}
 }
 
 int metrics_add_interval(struct metrics *m, const struct hist_interval *iv)
@@ -174,8 +133,8 @@ int metrics_add_interval(struct metrics *m, const struct hist_interval *iv)
 			t->slots[ty][s] += iv->type_slots[ty][s];
 	for (int k = 0; k < KMT_BY_COUNT; k++) {
 		t->untracked[k] += iv->untracked[k];
-		if (key_label[k])
-			add_rows(&m->by[k], &iv->by[k], m->cfg.top);
+		if (key_label[k] && topkeys_add(m->by[k], &iv->by[k], iv->seconds))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -325,28 +284,38 @@ static void key_sample(FILE *out, const char *name, const char *label, const cha
 	fprintf(out, "\"} %llu\n", v);
 }
 
+struct key_render {
+	FILE *out;
+	const char *name, *label;
+	bool bytes;
+};
+
+static void render_key(void *ctx, const char *value, __u64 count, __u64 bytes)
+{
+	const struct key_render *r = ctx;
+
+	key_sample(r->out, r->name, r->label, value, r->bytes ? bytes : count);
+}
+
 static void render_keys(const struct metrics *m, FILE *out, bool om)
 {
-	char name[96], help[160];
+	char name[96], help[224];
 
 	for (int k = 0; k < KMT_BY_COUNT; k++) {
-		const struct key_table *kt = &m->by[k];
-		const char *label = key_label[k];
+		struct key_render r = { .out = out, .name = name, .label = key_label[k] };
 
-		if (!label)
+		if (!r.label)
 			continue;
 		for (int bytes = 0; bytes < 2; bytes++) {
-			snprintf(name, sizeof(name), "kmemsnoop_%s_%s_total", label,
+			snprintf(name, sizeof(name), "kmemsnoop_%s_%s_total", r.label,
 				 bytes ? "allocated_bytes" : "allocations");
-			snprintf(help, sizeof(help), "Successful allocations%s by %s: the first %d "
-				 "seen, the others under %s.", bytes ? " (bytes)" : "",
-				 label, m->cfg.top, OTHER_LABEL);
+			snprintf(help, sizeof(help), "Successful allocations%s by %s: the %d busiest "
+				 "of late have a series, counting while they have it; the others "
+				 "count under %s.", bytes ? " (bytes)" : "", r.label, m->cfg.top,
+				 OTHER_LABEL);
 			family(out, om, name, "counter", help);
-			for (int i = 0; i < kt->n; i++)
-				key_sample(out, name, label, kt->keys[i].label,
-					   bytes ? kt->keys[i].bytes : kt->keys[i].count);
-			key_sample(out, name, label, OTHER_LABEL,
-				   bytes ? kt->other_bytes : kt->other_count);
+			r.bytes = bytes;
+			topkeys_each(m->by[k], render_key, &r);
 		}
 	}
 }

@@ -6,11 +6,9 @@
  * they are read; metrics_render() writes the Prometheus text exposition
  * format or OpenMetrics.  The tests feed it by hand.
  *
- * The per-key series (caches, call sites, comms) keep a fixed number of
- * keys: the first `top` keys seen, busiest first within a reading, keep
- * their series for the whole run, and every other key is summed under
- * "other", so that no counter ever goes down and the number of series is
- * bounded.
+ * The per-key series (caches, call sites, comms, cgroups) are bounded:
+ * the `top` busiest keys of late have a series each, the others are summed
+ * under "other", and no counter ever goes down (topkeys.h).
  */
 #ifndef KMEMSNOOP_METRICS_H
 #define KMEMSNOOP_METRICS_H

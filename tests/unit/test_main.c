@@ -21,7 +21,8 @@
 	X(pprof)       \
 	X(record)      \
 	X(reorder)     \
-	X(srcline)
+	X(srcline)     \
+	X(topkeys)
 
 #define UNIT_DECLARE(name) void test_##name(struct unit *u);
 UNIT_SUITES(UNIT_DECLARE)
