@@ -4,9 +4,10 @@
  * input holds its files one after the other, separated by SEPARATOR, in
  * the order of files[] (abi_version, the totals, kallsyms, cpu0..cpu3,
  * header, gfp); a missing or empty part leaves that file out.  The
- * directory is printed as kmemsnoop -i prints it, with its own kallsyms,
- * header and GFP flag names, to /dev/null; a header or gfp file that reads
- * must also read back the same after being written again.
+ * directory is read as kmemsnoop -i reads it, with its own kallsyms,
+ * header and GFP flag names, by each of -i's readers in turn: the text,
+ * --json and --stat (every table) into /dev/null; a header or gfp file that
+ * reads must also read back the same after being written again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,10 +19,13 @@
 #include <unistd.h>
 
 #include "binin.h"
+#include "env.h"
 #include "gfp.h"
 #include "ksyms.h"
 #include "recheader.h"
+#include "json.h"
 #include "sink.h"
+#include "statsink.h"
 #include "text.h"
 
 #define SEPARATOR "\n--kmt--\n"
@@ -34,6 +38,8 @@ static const char *const files[] = {
 
 static char dir[256];
 static FILE *devnull;
+/* -i DIR --stat with every table. */
+static struct env stat_env;
 
 static void remove_dir(void)
 {
@@ -59,7 +65,27 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	devnull = fopen("/dev/null", "w");
 	if (!devnull)
 		abort();
+	char *stat_argv[] = { "kmemsnoop", "-i", dir, "--stat", "--caller", "--alloc", "--slab",
+			      "--page", NULL };
+	char err[512];
+
+	if (env_parse(8, stat_argv, &stat_env, err, sizeof(err)) != ENV_RUN) {
+		fprintf(stderr, "fuzz_tracedir: %s\n", err);
+		abort();
+	}
 	return 0;
+}
+
+/* The directory through one reader of -i (the sink takes what it reads). */
+static void replay(struct sink *sink)
+{
+	struct binin_losses lost;
+	char err[512];
+
+	if (!sink)
+		abort();
+	binin_replay(dir, sink, &lost, err, sizeof(err));
+	sink->ops->destroy(sink);
 }
 
 static void put_file(const char *name, const uint8_t *data, size_t size)
@@ -136,11 +162,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		put_file(files[i], p, p < end ? stop - p : 0);
 		p = sep ? sep + strlen(SEPARATOR) : end;
 	}
-	struct binin_losses lost;
 	struct rec_header hdr;
 	struct gfp_names *gfp;
 	struct ksyms *ksyms;
-	struct sink *sink;
 	char err[512];
 
 	if (binin_header(dir, &hdr, err, sizeof(err)) > 0) {
@@ -150,11 +174,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "%s/kallsyms", dir);
 	ksyms = ksyms_load(path);
 	gfp = recording_gfp();
-	sink = gfp ? text_sink_new(devnull, ksyms, gfp) : NULL;
-	if (!sink)
+	if (!gfp)
 		abort();
-	binin_replay(dir, sink, &lost, err, sizeof(err));
-	sink->ops->destroy(sink);
+	replay(text_sink_new(devnull, ksyms, gfp));
+	replay(json_sink_new(devnull, ksyms, gfp));
+	replay(stat_sink_new(devnull, &stat_env, ksyms, gfp, 0, err, sizeof(err)));
 	gfp_names_free(gfp);
 	ksyms_free(ksyms);
 	return 0;

@@ -138,6 +138,18 @@ def feat_cache_info(flags, objsize, size, slab_flags, name):
     return struct.pack("<HBBIII48s", 64, 7, flags, objsize, size, slab_flags, name)
 
 
+def feat_heartbeat(written, lost):
+    return struct.pack("<HBBIQQ", 24, 8, 0, 0, written, lost)
+
+
+def feat_percpu(flags, off, base, align):
+    return struct.pack("<HBBiQQ", 24, 9, flags, off, base, align)
+
+
+def feat_vmalloc(flags):
+    return struct.pack("<HBBI", 8, 10, flags, 0)
+
+
 def record(event, typ, seq, site, ptr, body):
     size = 24 + len(body)
     return core(event, typ, size, seq, site, ptr) + body
@@ -183,6 +195,39 @@ def trace_v4(cpu, t0):
     return b"".join(recs)
 
 
+def trace_v4_classes(cpu, t0):
+    """ABI 4, the other classes: a heartbeat, percpu areas (from 5.19 and
+    computed before), vmalloc areas (fexit and vmap_area), bulk objects,
+    pages, a failed allocation."""
+    bulk = 0x01
+    pcpu = 0x0000607fd2a0b2c0
+    area = 0xffffc90000a85000
+    recs = [
+        record(4, 0, 0, 0, 0, feat_time(cpu, t0) + feat_heartbeat(0, 0)),
+        record(2, 0, 1, 0, 0, feat_time(cpu, t0 + 1) + feat_task(7, 7, b"bpftool")),
+        record(0, 4, 2, 0xffffffff8128a3c9, pcpu,
+               alloc(64, 1088, 0xcc0, -1) + feat_time_tid(0, 7, t0 + 2) + feat_percpu(0x02, 4800, 0xffff88813fc00000, 8)),
+        record(0, 4, 3, 0, pcpu + 64,
+               alloc(16, 256, 0, -1) + feat_time_tid(0, 7, t0 + 3) + feat_percpu(0x05, 4864, 0xffff88813fc00000, 8)),
+        record(1, 4, 4, 0, pcpu, feat_time_tid(0, 7, t0 + 4) + feat_percpu(0, 4800, 0xffff88813fc00000, 0)),
+        record(0, 3, 5, 0xffffffff81297b2e, area,
+               alloc(4194608, 4198400, 0x400dc0, -1) + feat_time_tid(0, 7, t0 + 5) + feat_vmalloc(0)),
+        record(0, 3, 6, 0xffffffff81297b2e, area + 0x1000000,
+               alloc(8192, 12288, 0, -1) + feat_time_tid(0, 7, t0 + 6) + feat_vmalloc(0x01)),
+        record(1, 3, 7, 0xffffffff81298000, area, feat_time_tid(0, 7, t0 + 7) + feat_vmalloc(0)),
+        record(0, 1, 8, 0xffffffff816bbb8c, 0xffff888106b7b000,
+               alloc(184, 192, 0xcc0, -1) + feat_time_tid(bulk, 7, t0 + 8) + feat_cache_ref(1, 0)),
+        record(1, 0, 9, 0xffffffff81700231, 0xffff888104a1f000, feat_time_tid(bulk, 7, t0 + 9)),
+        record(0, 2, 10, 0, 0xffffea000598bac0,
+               alloc(16384, 16384, 0x140cca, 0) + feat_time_tid(0, 7, t0 + 10) + feat_page(2, 0, 0x1662eb)),
+        record(1, 2, 11, 0, 0xffffea000598bac0, feat_time_tid(0, 7, t0 + 11) + feat_page(2, -1, 0x1662eb)),
+        record(0, 0, 12, 0xffffffff8170005c, 0, alloc(1 << 40, 0, 0xcc0, -1) + feat_time_tid(0, 7, t0 + 12)),
+        record(2, 4, 13, 0, 0, feat_time(cpu, t0 + 13) + feat_task(7, 7, b"bpftool")),
+        record(4, 0, 14, 0, 0, feat_time(cpu, t0 + 14) + feat_heartbeat(14, 3)),
+    ]
+    return b"".join(recs)
+
+
 def write(target, name, data):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -194,6 +239,7 @@ def main():
     # record: one cpuN file's bytes.
     write("record", "all_kinds", trace(0, 812503113000))
     write("record", "task_and_cache_records", trace_v4(0, 812503113000))
+    write("record", "heartbeat_percpu_vmalloc_bulk", trace_v4_classes(0, 812503113000))
     write("record", "abi1_no_features",  # kmemtrace's own: core and alloc only
           record(0, 0, 7, 0xffffffff8170005c, 0xffff888104a1f000, alloc(8, 8, 0xcc0, 0)) +
           record(1, 0, 8, 0xffffffff81700231, 0xffff888104a1f000, b""))
@@ -211,6 +257,9 @@ def main():
     write("tracedir", "two_cpus", SEPARATOR.join(parts))
     parts = [b"4\n", b"0\n", b"0\n", KALLSYMS, trace_v4(0, 1000), trace_v4(1, 1005)]
     write("tracedir", "abi4_task_and_cache_records", SEPARATOR.join(parts))
+    parts = [b"4\n", b"0\n", b"0\n", KALLSYMS, trace_v4_classes(0, 1000), trace_v4(1, 1005),
+             trace_v4_classes(2, 990)]
+    write("tracedir", "abi4_heartbeat_percpu_vmalloc_bulk", SEPARATOR.join(parts))
     parts = [b"3\n", b"1234\n", b"10\n", b"", trace(0, 5), b"", trace(2, 3)]
     write("tracedir", "lost_no_kallsyms", SEPARATOR.join(parts))
     # ... then header and gfp.
