@@ -2,6 +2,7 @@
 /* --listen: counters from readings, rendered for Prometheus (metrics.h). */
 #include "metrics.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -119,6 +120,50 @@ static void add_types(__u64 *dst, const __u64 *src)
 		dst[t] += src[t];
 }
 
+/*
+ * A label value without kernel addresses: /metrics is open to every local
+ * user, to whom the kernel hides its addresses (kptr_restrict), and a call
+ * site without a symbol is labelled by its address.  A hexadecimal number
+ * of 12 digits or more (a kernel address; offsets within a function are
+ * short) becomes "unknown", so all such sites share one series.
+ */
+#define ADDRESS_MIN_DIGITS 12
+
+void metrics_hide_addresses(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+
+	while (*in && o + 1 < size) {
+		size_t digits = 0;
+
+		if (in[0] == '0' && in[1] == 'x')
+			while (isxdigit((unsigned char)in[2 + digits]))
+				digits++;
+		if (digits < ADDRESS_MIN_DIGITS) {
+			out[o++] = *in++;
+			continue;
+		}
+		o += snprintf(out + o, size - o, "unknown");
+		if (o >= size)
+			o = size - 1;
+		in += 2 + digits;
+	}
+	out[o] = '\0';
+}
+
+static int add_keys(struct topkeys *tk, const struct hist_rows *rows, double seconds)
+{
+	char label[HIST_LABEL_LEN];
+
+	topkeys_begin(tk, seconds);
+	for (size_t i = 0; i < rows->n; i++) {
+		metrics_hide_addresses(rows->row[i].label, label, sizeof(label));
+		if (topkeys_count(tk, label, rows->row[i].count, rows->row[i].bytes))
+			return -ENOMEM;
+	}
+	return topkeys_end(tk);
+}
+
 int metrics_add_interval(struct metrics *m, const struct hist_interval *iv)
 {
 	struct totals *t = &m->t;
@@ -133,7 +178,7 @@ int metrics_add_interval(struct metrics *m, const struct hist_interval *iv)
 			t->slots[ty][s] += iv->type_slots[ty][s];
 	for (int k = 0; k < KMT_BY_COUNT; k++) {
 		t->untracked[k] += iv->untracked[k];
-		if (key_label[k] && topkeys_add(m->by[k], &iv->by[k], iv->seconds))
+		if (key_label[k] && add_keys(m->by[k], &iv->by[k], iv->seconds))
 			return -ENOMEM;
 	}
 	return 0;
@@ -149,10 +194,21 @@ void metrics_outstanding_begin(struct metrics *m)
 	clear_rows(m);
 }
 
-int metrics_outstanding_row(struct metrics *m, const char *tag, long long bytes, long long calls)
+int metrics_outstanding_row(struct metrics *m, const char *raw_tag, long long bytes,
+			    long long calls)
 {
 	struct outstanding_row *r;
+	char tag[512];
 
+	metrics_hide_addresses(raw_tag, tag, sizeof(tag));
+	/* Sites without a symbol share one tag: one row. */
+	for (int i = 0; i < m->nrows; i++) {
+		if (!strcmp(m->rows[i].tag, tag)) {
+			m->rows[i].bytes += bytes;
+			m->rows[i].calls += calls;
+			return 0;
+		}
+	}
 	if (m->nrows == m->cfg.top || m->other_row) {
 		if (!m->other_row) {
 			r = &m->rows[m->nrows++];

@@ -45,6 +45,10 @@ void metrics_outstanding_end(struct metrics *m, const struct kmt_ai_stats *st);
  * "# EOF"). 0, or a negative errno of the output. */
 int metrics_render(const struct metrics *m, FILE *out, bool openmetrics);
 
+/* in without kernel addresses (each a hexadecimal number of 12 digits or
+ * more becomes "unknown"), into out (size bytes, NUL-terminated). */
+void metrics_hide_addresses(const char *in, char *out, size_t size);
+
 /* The content types of the two formats. */
 extern const char metrics_text_type[];
 extern const char metrics_openmetrics_type[];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "histdata.h"
 #include "idtab.h"
 
 /* A key without a series takes one from a key this many times less busy. */
@@ -158,6 +159,8 @@ static void choose(struct topkeys *tk)
 	size_t n = tk->n, busy, quiet;
 	int used = 0;
 
+	if (!n)
+		return;
 	for (size_t i = 0; i < n; i++) {
 		s[i] = &tk->keys[i];
 		used += s[i]->series;
@@ -224,37 +227,45 @@ static void list_shown(struct topkeys *tk)
 	for (size_t i = 0; i < tk->n && n < tk->top; i++)
 		if (tk->keys[i].series)
 			tk->sorted[n++] = &tk->keys[i];
-	qsort(tk->sorted, n, sizeof(*tk->sorted), by_score);
+	if (n)
+		qsort(tk->sorted, n, sizeof(*tk->sorted), by_score);
 	for (int i = 0; i < n; i++)
 		tk->shown[i] = (size_t)(tk->sorted[i] - tk->keys);
 	tk->nshown = n;
 }
 
-int topkeys_add(struct topkeys *tk, const struct hist_rows *rows, double seconds)
+void topkeys_begin(struct topkeys *tk, double seconds)
 {
 	double decay = exp2(-(seconds > 0 ? seconds : 0) / TOPKEYS_HALF_LIFE);
+
+	for (size_t i = 0; i < tk->n; i++)
+		tk->keys[i].score *= decay;
+}
+
+int topkeys_count(struct topkeys *tk, const char *label, __u64 count, __u64 bytes)
+{
+	struct key *k;
+
+	if (!strcmp(label, TOPKEYS_OTHER) || tk->top <= 0) {
+		tk->other_count += count;
+		tk->other_bytes += bytes;
+		return 0;
+	}
+	k = tk->index ? key_of(tk, label) : NULL;
+	if (!k)
+		return -ENOMEM;
+	k->score += count;
+	k->new_count += count;
+	k->new_bytes += bytes;
+	return 0;
+}
+
+int topkeys_end(struct topkeys *tk)
+{
 	int err;
 
 	if (!tk->index)
 		return -ENOMEM;
-	for (size_t i = 0; i < tk->n; i++)
-		tk->keys[i].score *= decay;
-	for (size_t i = 0; i < rows->n; i++) {
-		const struct hist_row *r = &rows->row[i];
-		struct key *k;
-
-		if (!strcmp(r->label, TOPKEYS_OTHER) || tk->top <= 0) {
-			tk->other_count += r->count;
-			tk->other_bytes += r->bytes;
-			continue;
-		}
-		k = key_of(tk, r->label);
-		if (!k)
-			return -ENOMEM;
-		k->score += r->count;
-		k->new_count += r->count;
-		k->new_bytes += r->bytes;
-	}
 	choose(tk);
 	for (size_t i = 0; i < tk->n; i++) {
 		struct key *k = &tk->keys[i];

@@ -19,7 +19,6 @@
 
 #include <linux/types.h>
 
-#include "histdata.h"
 
 #define TOPKEYS_HALF_LIFE 60.0
 #define TOPKEYS_OTHER "other"
@@ -29,9 +28,12 @@ struct topkeys;
 struct topkeys *topkeys_new(int top);
 void topkeys_free(struct topkeys *tk);
 
-/* One reading of seconds: every key with a count, as --hist reads them.
- * A key labelled "other" counts under "other".  0, or -ENOMEM. */
-int topkeys_add(struct topkeys *tk, const struct hist_rows *rows, double seconds);
+/* One reading, seconds long: begin, each key's count (a key labelled
+ * "other" counts under "other"; a label given twice adds up), end.
+ * 0, or -ENOMEM. */
+void topkeys_begin(struct topkeys *tk, double seconds);
+int topkeys_count(struct topkeys *tk, const char *label, __u64 count, __u64 bytes);
+int topkeys_end(struct topkeys *tk);
 
 /* The series now, busiest first, then "other" (always there). */
 typedef void (*topkeys_fn)(void *ctx, const char *label, __u64 count, __u64 bytes);

@@ -17,6 +17,7 @@
 	X(ksyms)        \
 	X(kstat)       \
 	X(memcg)       \
+	X(metrics)     \
 	X(pagesite)    \
 	X(pprof)       \
 	X(record)      \

@@ -7,30 +7,22 @@
 #include "topkeys.h"
 #include "unit.h"
 
-#define MAX_ROWS 8
-
-struct reading {
-	struct hist_row row[MAX_ROWS];
-	struct hist_rows rows;
-};
-
-/* A reading of "label=count" pairs; each allocation counts 10 bytes. */
-static const struct hist_rows *reading(struct reading *r, const char *const *pairs)
+/* One reading of "label=count" pairs, seconds long; each allocation
+ * counts 10 bytes.  0, or what topkeys said. */
+static int add(struct topkeys *tk, const char *const *pairs, double seconds)
 {
-	size_t n = 0;
+	int err = 0;
 
-	memset(r, 0, sizeof(*r));
-	for (; *pairs && n < MAX_ROWS; pairs++, n++) {
+	topkeys_begin(tk, seconds);
+	for (; *pairs && !err; pairs++) {
 		const char *eq = strchr(*pairs, '=');
+		unsigned long long n = strtoull(eq + 1, NULL, 10);
+		char label[64];
 
-		snprintf(r->row[n].label, sizeof(r->row[n].label), "%.*s", (int)(eq - *pairs),
-			 *pairs);
-		r->row[n].count = strtoull(eq + 1, NULL, 10);
-		r->row[n].bytes = 10 * r->row[n].count;
+		snprintf(label, sizeof(label), "%.*s", (int)(eq - *pairs), *pairs);
+		err = topkeys_count(tk, label, n, 10 * n);
 	}
-	r->rows.row = r->row;
-	r->rows.n = r->rows.cap = n;
-	return &r->rows;
+	return err ? err : topkeys_end(tk);
 }
 
 /* The series as "label=count,label=count", checking bytes on the way. */
@@ -63,7 +55,6 @@ static const char *series(const struct topkeys *tk, bool *bytes_ok)
 void test_topkeys(struct unit *u)
 {
 	struct unit_case c;
-	struct reading r;
 	struct topkeys *tk;
 	bool ok;
 
@@ -72,8 +63,7 @@ void test_topkeys(struct unit *u)
 	CHECK(&c, tk != NULL);
 	if (tk) {
 		CHECK_STR(&c, series(tk, &ok), "other=0");
-		CHECK(&c, !topkeys_add(tk, reading(&r, (const char *[]){ "a=50", "b=30", "c=5",
-									"other=2", NULL }), 1));
+		CHECK(&c, !add(tk, (const char *[]){ "a=50", "b=30", "c=5", "other=2", NULL }, 1));
 		/* The two busiest, the third and the "other" row summed. */
 		CHECK_STR(&c, series(tk, &ok), "a=50,b=30,other=7");
 		CHECK(&c, ok);
@@ -84,7 +74,7 @@ void test_topkeys(struct unit *u)
 	 * counted before stays where it was counted. */
 	unit_begin(&c, u, "topkeys.late");
 	if (tk) {
-		CHECK(&c, !topkeys_add(tk, reading(&r, (const char *[]){ "a=40", "d=100", NULL }), 1));
+		CHECK(&c, !add(tk, (const char *[]){ "a=40", "d=100", NULL }, 1));
 		CHECK_STR(&c, series(tk, &ok), "d=100,a=90,other=7");
 		CHECK(&c, ok);
 	}
@@ -99,10 +89,10 @@ void test_topkeys(struct unit *u)
 		CHECK(&c, tk != NULL);
 	}
 	if (tk) {
-		CHECK(&c, !topkeys_add(tk, reading(&r, (const char *[]){ "b=10", NULL }), 1));
-		CHECK(&c, !topkeys_add(tk, reading(&r, (const char *[]){ "c=15", NULL }), 1));
+		CHECK(&c, !add(tk, (const char *[]){ "b=10", NULL }, 1));
+		CHECK(&c, !add(tk, (const char *[]){ "c=15", NULL }, 1));
 		CHECK_STR(&c, series(tk, &ok), "b=10,other=15");
-		CHECK(&c, !topkeys_add(tk, reading(&r, (const char *[]){ "c=15", NULL }), 1));
+		CHECK(&c, !add(tk, (const char *[]){ "c=15", NULL }, 1));
 		CHECK_STR(&c, series(tk, &ok), "c=15,other=15");
 	}
 	unit_end(&c);
@@ -116,9 +106,8 @@ void test_topkeys(struct unit *u)
 		CHECK(&c, tk != NULL);
 	}
 	if (tk) {
-		CHECK(&c, !topkeys_add(tk, reading(&r, (const char *[]){ "x=100", NULL }), 1));
-		CHECK(&c, !topkeys_add(tk, reading(&r, (const char *[]){ "y=60", NULL }),
-				       2 * TOPKEYS_HALF_LIFE));
+		CHECK(&c, !add(tk, (const char *[]){ "x=100", NULL }, 1));
+		CHECK(&c, !add(tk, (const char *[]){ "y=60", NULL }, 2 * TOPKEYS_HALF_LIFE));
 		CHECK_STR(&c, series(tk, &ok), "y=60,other=0");
 	}
 	unit_end(&c);
@@ -133,7 +122,7 @@ void test_topkeys(struct unit *u)
 
 		for (int i = 0; i < 2000; i++) {
 			snprintf(label, sizeof(label), "k%d=%d", i, 1 + i % 7);
-			CHECK(&c, !topkeys_add(tk, reading(&r, pair), 30));
+			CHECK(&c, !add(tk, pair, 30));
 			const char *s = series(tk, &ok);
 			const char *o = strstr(s, "other=");
 			__u64 other = o ? strtoull(o + 6, NULL, 10) : 0;
