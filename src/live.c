@@ -101,7 +101,7 @@ static void draw_title(const struct live *lv)
 }
 
 /* Line 2: the allocations per second of each class, named as -e names
- * them, then what was lost. */
+ * them, then what was not counted; within 100 columns. */
 static void draw_class_rates(const struct hist_interval *iv)
 {
 	char line[256], r[16];
@@ -110,13 +110,13 @@ static void draw_class_rates(const struct hist_interval *iv)
 
 	for (int t = 0; t < event_class_count && t < KMT_HIST_TYPES; t++) {
 		rate(r, sizeof(r), iv->allocs[t], iv->seconds);
-		n += snprintf(line + n, sizeof(line) - n, " %s/s %-6s", event_classes[t].name, r);
+		n += snprintf(line + n, sizeof(line) - n, " %s/s %-5s", event_classes[t].name, r);
 		if (n >= sizeof(line))
 			return;
 	}
 	for (int i = 0; i < KMT_BY_COUNT; i++)
 		untracked += iv->untracked[i];
-	put(2, 0, COLS, "%s lost: %llu missed, %llu untracked", line,
+	put(2, 0, COLS, "%s missed %llu untracked %llu", line,
 	    (unsigned long long)iv->missed, (unsigned long long)untracked);
 }
 

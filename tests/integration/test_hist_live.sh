@@ -51,12 +51,11 @@ view_shown() { # COLS
 	wait_screen "$SCREEN_TIMEOUT" '
 	NR == 1 && /kmemsnoop --hist/ && index($0, "q: quit") == '"$(($1 - 8))"' { title = 1 }
 	/allocs\/s/ && /frees\/s/ { totals = 1 }
-	/lost: [0-9]+ missed, [0-9]+ untracked/ { lost = 1 }
-	/kmalloc\/s .*cache\/s .*page\/s .*vmalloc\/s .*percpu\/s .*lost:/ { classes = 1 }
+	/kmalloc\/s .*cache\/s .*page\/s .*vmalloc\/s .*percpu\/s .* missed [0-9]+ untracked [0-9]+$/ { classes = 1 }
 	/^ *[0-9]+[KMG]?-[0-9]+[KMG]? +[0-9.]+[KMG]? \|\*+ *\|/ { bars = 1 }
 	/newest right/ { heat = 1 }
 	/^CACHE .*ALLOCS\/s +BYTES\/s +CALL SITE .*ALLOCS\/s +BYTES\/s$/ { tables = 1 }
-	END { exit !(title && totals && lost && classes && bars && heat && tables) }'
+	END { exit !(title && totals && classes && bars && heat && tables) }'
 }
 
 describe_screen() {
