@@ -1234,16 +1234,59 @@ static int life_row_cmp(const void *a, const void *b)
 	return cmp_u64(l->order, r->order);
 }
 
-static void print_life_rows(struct life_row *rows, size_t n, const char *title,
+/* How many of n rows the tables beyond perf show: -l, else a default. */
+static size_t extra_shown(size_t n, int lines)
+{
+	return lines < 0 ? (n < DEFAULT_EXTRA_LINES ? n : DEFAULT_EXTRA_LINES) :
+		(n < (size_t)lines ? n : (size_t)lines);
+}
+
+/* The lifetime rows of the call sites (sites) or of the caches, busiest
+ * first; *n of them, NULL when there is no memory. */
+static struct life_row *life_rows(const struct kstat *ks, bool sites,
+				  const struct kstat_names *names, size_t *n)
+{
+	const struct table *t = sites ? &ks->sites : &ks->caches;
+	struct life_row *rows = calloc(t->n ? t->n : 1, sizeof(*rows));
+
+	*n = 0;
+	if (!rows)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++) {
+		struct life_row *r = &rows[i];
+
+		if (sites) {
+			const struct site *st = item(t, i);
+
+			names->callsite(names->ctx, st->key.a, true, r->name, sizeof(r->name));
+			r->freed = st->freed;
+			r->alive = st->alive;
+			r->alive_bytes = st->alive_bytes;
+			r->order = st->key.a;
+			r->life = st->life;
+		} else {
+			const struct cache *c = item(t, i);
+
+			snprintf(r->name, sizeof(r->name), "%s", c->name);
+			r->freed = c->freed;
+			r->alive = c->alive;
+			r->alive_bytes = c->alive_bytes;
+			r->order = i;
+			r->life = c->life;
+		}
+	}
+	if (t->n > 1)
+		qsort(rows, t->n, sizeof(*rows), life_row_cmp);
+	*n = t->n;
+	return rows;
+}
+
+static void print_life_rows(const struct life_row *rows, size_t n, const char *title,
 			    const char *what, int lines, FILE *out)
 {
 	char p50[16], p99[16];
-	size_t i, shown;
+	size_t i, shown = extra_shown(n, lines);
 
-	if (n > 1)
-		qsort(rows, n, sizeof(*rows), life_row_cmp);
-	shown = lines < 0 ? (n < DEFAULT_EXTRA_LINES ? n : DEFAULT_EXTRA_LINES) :
-		(n < (size_t)lines ? n : (size_t)lines);
 	fprintf(out, "\n%s\n", title);
 	for (i = 0; title[i]; i++)
 		fputc('=', out);
@@ -1274,36 +1317,17 @@ static void print_life_rows(struct life_row *rows, size_t n, const char *title,
 static void print_lifetimes(const struct kstat *ks, const struct kstat_opts *o,
 			    const struct kstat_names *names, FILE *out)
 {
-	size_t n = ks->sites.n > ks->caches.n ? ks->sites.n : ks->caches.n;
-	struct life_row *rows = calloc(n ? n : 1, sizeof(*rows));
-	int lines = o->caller_lines;
+	size_t n;
+	struct life_row *rows = life_rows(ks, true, names, &n);
 
-	if (!rows)
-		return;
-	for (size_t i = 0; i < ks->sites.n; i++) {
-		const struct site *s = item(&ks->sites, i);
-
-		names->callsite(names->ctx, s->key.a, true, rows[i].name, sizeof(rows[i].name));
-		rows[i].freed = s->freed;
-		rows[i].alive = s->alive;
-		rows[i].alive_bytes = s->alive_bytes;
-		rows[i].order = s->key.a;
-		rows[i].life = s->life;
-	}
-	print_life_rows(rows, ks->sites.n, "LIFETIMES per call site (allocation to free)",
-			"Callsite", lines, out);
-	for (size_t i = 0; i < ks->caches.n; i++) {
-		const struct cache *c = item(&ks->caches, i);
-
-		snprintf(rows[i].name, sizeof(rows[i].name), "%s", c->name);
-		rows[i].freed = c->freed;
-		rows[i].alive = c->alive;
-		rows[i].alive_bytes = c->alive_bytes;
-		rows[i].order = i;
-		rows[i].life = c->life;
-	}
-	print_life_rows(rows, ks->caches.n, "LIFETIMES per cache (kmalloc: per size class)",
-			"Cache", lines, out);
+	if (rows)
+		print_life_rows(rows, n, "LIFETIMES per call site (allocation to free)", "Callsite",
+				o->caller_lines, out);
+	free(rows);
+	rows = life_rows(ks, false, names, &n);
+	if (rows)
+		print_life_rows(rows, n, "LIFETIMES per cache (kmalloc: per size class)", "Cache",
+				o->caller_lines, out);
 	free(rows);
 }
 
@@ -1317,21 +1341,29 @@ static int proc_cmp(const void *a, const void *b)
 	return cmp_u64(l->key.a, r->key.a);
 }
 
-static void print_procs(const struct kstat *ks, const struct kstat_opts *o, FILE *out)
+/* The processes, most bytes first; NULL when there is no memory. */
+static struct proc *proc_rows(const struct kstat *ks)
 {
 	const struct table *t = &ks->procs;
 	struct proc *rows = malloc((t->n ? t->n : 1) * sizeof(*rows));
-	int lines = o->caller_lines;
-	size_t i, shown;
 
 	if (!rows)
-		return;
+		return NULL;
 	if (t->n) /* an empty table's items may be NULL, which neither takes */
 		memcpy(rows, t->items, t->n * sizeof(*rows));
 	if (t->n > 1)
 		qsort(rows, t->n, sizeof(*rows), proc_cmp);
-	shown = lines < 0 ? (t->n < DEFAULT_EXTRA_LINES ? t->n : DEFAULT_EXTRA_LINES) :
-		(t->n < (size_t)lines ? t->n : (size_t)lines);
+	return rows;
+}
+
+static void print_procs(const struct kstat *ks, const struct kstat_opts *o, FILE *out)
+{
+	const struct table *t = &ks->procs;
+	struct proc *rows = proc_rows(ks);
+	size_t i, shown = extra_shown(t->n, o->caller_lines);
+
+	if (!rows)
+		return;
 	fprintf(out, "\nPROCESSES\n=========\n");
 	dotted(out);
 	fprintf(out, " %8s | %-16s | %9s | %15s | %15s | %9s | %9s | %12s\n", "Pid", "Comm",
@@ -1429,6 +1461,65 @@ static void json_slab_rows(const struct kstat *ks, bool caller, int lines,
 	free(rows);
 }
 
+static void json_life_rows(const struct kstat *ks, bool sites, int lines,
+			   const struct kstat_names *names, FILE *out)
+{
+	size_t n, shown;
+	struct life_row *rows = life_rows(ks, sites, names, &n);
+
+	fprintf(out, "\"%s\":[", sites ? "callers" : "caches");
+	shown = rows ? extra_shown(n, lines) : 0;
+	for (size_t i = 0; i < shown; i++) {
+		const struct life_row *r = &rows[i];
+		bool first = true;
+
+		fprintf(out, "%s{\"%s\":", i ? "," : "", sites ? "callsite" : "cache");
+		json_put_string(out, r->name);
+		fprintf(out, ",\"freed\":%llu,\"alive\":%llu,\"alive_bytes\":%llu",
+			(unsigned long long)r->freed, (unsigned long long)r->alive,
+			(unsigned long long)r->alive_bytes);
+		if (r->freed)
+			fprintf(out, ",\"p50_ns\":%llu,\"p99_ns\":%llu",
+				(unsigned long long)kstat_percentile(r->life, 50),
+				(unsigned long long)kstat_percentile(r->life, 99));
+		else
+			fputs(",\"p50_ns\":null,\"p99_ns\":null", out);
+		fputs(",\"buckets\":[", out);
+		for (int b = 0; b < LIFE_BUCKETS; b++) {
+			if (!r->life[b])
+				continue;
+			fprintf(out, "%s{\"low\":%llu,\"high\":%llu,\"count\":%llu}", first ? "" : ",",
+				b ? 1ULL << b : 0ULL, b >= 63 ? UINT64_MAX : (2ULL << b) - 1,
+				(unsigned long long)r->life[b]);
+			first = false;
+		}
+		fputs("]}", out);
+	}
+	fprintf(out, "],\"%s_rows\":%zu", sites ? "callers" : "caches", rows ? n : 0);
+	free(rows);
+}
+
+static void json_procs(const struct kstat *ks, int lines, FILE *out)
+{
+	struct proc *rows = proc_rows(ks);
+	size_t shown = rows ? extra_shown(ks->procs.n, lines) : 0;
+
+	fputs(",\"processes\":[", out);
+	for (size_t i = 0; i < shown; i++) {
+		const struct proc *p = &rows[i];
+
+		fprintf(out, "%s{\"pid\":%llu,\"comm\":", i ? "," : "", (unsigned long long)p->key.a);
+		json_put_string(out, p->comm);
+		fprintf(out, ",\"allocs\":%llu,\"bytes_alloc\":%llu,\"bytes_req\":%llu,"
+			     "\"frees\":%llu,\"page_allocs\":%llu,\"page_bytes\":%llu}",
+			(unsigned long long)p->allocs, (unsigned long long)p->bytes_alloc,
+			(unsigned long long)p->bytes_req, (unsigned long long)p->frees,
+			(unsigned long long)p->page_allocs, (unsigned long long)p->page_bytes);
+	}
+	fprintf(out, "],\"processes_rows\":%zu", rows ? ks->procs.n : 0);
+	free(rows);
+}
+
 void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 		      const struct kstat_names *names, FILE *out)
 {
@@ -1451,7 +1542,11 @@ void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 			json_slab_rows(ks, true, o->caller_lines, &o->caller_sort, names, out);
 		if (o->alloc)
 			json_slab_rows(ks, false, o->alloc_lines, &o->alloc_sort, names, out);
-		fputc('}', out);
+		fputs(",\"lifetimes\":{", out);
+		json_life_rows(ks, true, o->caller_lines, names, out);
+		fputc(',', out);
+		json_life_rows(ks, false, o->caller_lines, names, out);
+		fputs("}}", out);
 	}
 	if (o->page)
 		fprintf(out, ",\"page\":{\"allocs\":%llu,\"frees\":%llu,\"fails\":%llu,"
@@ -1460,5 +1555,6 @@ void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 			(unsigned long long)t.page_fails, (unsigned long long)t.page_nomatch,
 			(unsigned long long)ks->page_alloc_bytes,
 			(unsigned long long)ks->page_free_bytes);
+	json_procs(ks, o->caller_lines, out);
 	fprintf(out, ",\"lost\":%llu}\n", (unsigned long long)ks->lost);
 }

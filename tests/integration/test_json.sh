@@ -15,7 +15,10 @@
 #   json.stat       --stat --caller (counted in BPF maps) and with
 #                   --stat-stream: one object, load_msg's caller row has COUNT
 #                   hits, COUNT x (48 + SIZE) bytes requested and COUNT x
-#                   class allocated, the SUMMARY's freed bytes at least that
+#                   class allocated, the SUMMARY's freed bytes at least that;
+#                   its lifetime rows count COUNT frees, as many in their
+#                   buckets, and the process table has the workload's row
+#                   with at least COUNT allocations
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200
@@ -103,18 +106,22 @@ for way in stat stat_stream; do
 	args=(--stat --caller --json)
 	[ "$way" = stat_stream ] && args+=(--stat-stream)
 	if run "$way" "${args[@]}"; then
-		python3 - "$(ks_out "$way")" >"$WORK/$way.check" 2>&1 <<'PY'
+		python3 - "$(ks_out "$way")" "$COUNT" >"$WORK/$way.check" 2>&1 <<'PY'
 import json, sys
 objs = [json.loads(line) for line in open(sys.argv[1])]
 slab = objs[-1]["slab"]
 rows = [r for r in slab["callers"] if r["callsite"].startswith(("load_msg+", "alloc_msg+"))]
+life = [r for r in slab["lifetimes"]["callers"] if r["callsite"].startswith(("load_msg+", "alloc_msg+"))]
+procs = [p for p in objs[-1]["processes"] if p["comm"] == "kmsj-wl"]
 print(len(objs), objs[-1]["type"], sum(r["hit"] for r in rows), sum(r["bytes_req"] for r in rows),
-      sum(r["bytes_alloc"] for r in rows), slab["freed"] >= sum(r["bytes_alloc"] for r in rows))
+      sum(r["bytes_alloc"] for r in rows), slab["freed"] >= sum(r["bytes_alloc"] for r in rows),
+      sum(r["freed"] for r in life), sum(b["count"] for r in life for b in r["buckets"]),
+      sum(p["allocs"] for p in procs) >= int(sys.argv[2]))
 PY
 		got=$(tail -n 1 "$WORK/$way.check")
-		want="1 stat $COUNT $((COUNT * (48 + SIZE))) $((COUNT * CLASS)) True"
+		want="1 stat $COUNT $((COUNT * (48 + SIZE))) $((COUNT * CLASS)) True $COUNT $COUNT True"
 		[ "$got" = "$want" ]
-		check $? "json.$way" "objects, load_msg's hits, bytes requested and allocated, freed covers them: '$got' (want '$want'): $(head -c 300 "$WORK/$way.check" | tr '\n' ' ')"
+		check $? "json.$way" "objects, load_msg's hits, bytes requested and allocated, freed covers them, its lifetimes' frees and bucket counts, the workload's process row: '$got' (want '$want'): $(head -c 300 "$WORK/$way.check" | tr '\n' ' ')"
 	else
 		fail "json.$way" "$(ks_start_fail_why "$way")"
 	fi
