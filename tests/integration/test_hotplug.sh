@@ -4,26 +4,35 @@
 # CPU hotplug during a trace.  Taking a CPU offline is not something to do
 # to a shared machine: this runs only where KMEMSNOOP_HOTPLUG=1 says the
 # machine is the tests' own (tools/vmtest's VMs set it), and SKIPs
-# otherwise.  A workload pinned to CPU 0 (taskset) sends SysV messages in
-# three rounds of COUNT, holding HOLD messages between them: while the
-# first hold lasts CPU 1 goes offline, while the second it comes back, so
-# that the second round runs with CPU 1 offline and the third after it
-# returned.  Two kmemsnoop instances trace it with -p from start to end:
-#   hotplug.stream  the text has all 3 x COUNT + 2 x HOLD load_msg
-#                   kmallocs, on CPU 0; none lost; exit 0 after SIGINT;
-#                   nothing on stderr but the start and summary lines
+# otherwise.  First a workload pinned to CPU 1 sends COUNT SysV messages,
+# so that CPU 1's ring holds records when it goes; then one pinned to CPU 0
+# (taskset) sends three rounds of COUNT, holding HOLD messages between
+# them: while the first hold lasts CPU 1 goes offline, while the second it
+# comes back, so that the second round runs with CPU 1 offline and the
+# third after it returned.  Four kmemsnoop instances trace both (-c
+# workload) from start to end:
+#   hotplug.stream  the text has all 4 x COUNT + 2 x HOLD load_msg
+#                   kmallocs, COUNT of them on CPU 1 and the others on
+#                   CPU 0; none lost; exit 0 after SIGINT; nothing on
+#                   stderr but the start and summary lines
 #   hotplug.hist    --hist-by callsite counts them all too; exit 0;
 #                   nothing on stderr but its start and summary lines
+#   hotplug.output  -o DIR (its heartbeats run on each online CPU): exit 0,
+#                   nothing on stderr but its start and summary lines, and
+#                   -i DIR reads them all back, COUNT on CPU 1
+#   hotplug.allocinfo  --allocinfo=total counts them all under load_msg
+#                   (alloc_msg where inlined); exit 0; nothing on stderr but
+#                   its start line
 #   hotplug.online  CPU 1 went offline and came back (the test's own
 #                   precondition, checked so that a PASS above means it)
 . "$(dirname "$0")/../lib.sh"
 
-TESTS=(hotplug.online hotplug.stream hotplug.hist)
+TESTS=(hotplug.online hotplug.stream hotplug.hist hotplug.output hotplug.allocinfo)
 SIZE=200
 COUNT=200
 HOLD=20
 CPU1=/sys/devices/system/cpu/cpu1/online
-WANT=$((3 * COUNT + 2 * HOLD))
+WANT=$((4 * COUNT + 2 * HOLD))
 
 require_root
 require_kmemsnoop
@@ -37,10 +46,11 @@ command -v taskset >/dev/null || skip_all "no taskset to pin the workload to CPU
 # Whatever happens, CPU 1 ends online.
 trap 'echo 1 >"$CPU1" 2>/dev/null; cleanup' EXIT
 
-# The workload, pinned to CPU 0 from its first instruction.
-PINNED=$WORK/pinned-workload
-printf '#!/bin/sh\nexec taskset -c 0 "%s" "$@"\n' "$WORKLOAD" >"$PINNED"
-chmod +x "$PINNED"
+# The workloads, pinned to CPU 0 and CPU 1 from their first instruction.
+for cpu in 0 1; do
+	printf '#!/bin/sh\nexec taskset -c %s "%s" "$@"\n' $cpu "$WORKLOAD" >"$WORK/pinned$cpu"
+	chmod +x "$WORK/pinned$cpu"
+done
 
 # wait_held ID N: until the workload has said "held" N times.
 wait_held() {
@@ -56,7 +66,7 @@ wait_held() {
 # summaries (stream, hist) and the missed events: nothing else is expected,
 # no error, no loss line.
 stderr_other() {
-	grep -Ev '^kmemsnoop: (Tracing kernel allocations|.* are not seen \(|process [0-9]+ and its children have exited$|[0-9]+ events written, 0 lost|[0-9]+ events missed: |[0-9]+ allocations \([0-9]+ failed\), [0-9]+ frees in )' \
+	grep -Ev '^kmemsnoop: (Tracing kernel allocations|.* are not seen \(|[0-9]+ events written, 0 lost|[0-9]+ events missed: |[0-9]+ allocations \([0-9]+ failed\), [0-9]+ frees in |vmalloc through the vmap_area)' \
 		"$(ks_err "$1")" | first_lines 3
 }
 
@@ -65,17 +75,24 @@ hist_msg() {
 	k && /^ *[0-9]+ -> [0-9]+ *: [0-9]+ / { n += $5 } END { print n + 0 }' "$1"
 }
 
-WORKLOAD=$PINNED wl_start w msg "$SIZE" "$COUNT" + msg-hold "$SIZE" "$HOLD" + \
-	msg "$SIZE" "$COUNT" + msg-hold "$SIZE" "$HOLD" + msg "$SIZE" "$COUNT" || {
-	fail_rest "${TESTS[@]}" "the workload did not start: $(head -c 200 "$WORK/w.werr")"
+WORKLOAD=$WORK/pinned1 wl_start v msg "$SIZE" "$COUNT" &&
+	WORKLOAD=$WORK/pinned0 wl_start w msg "$SIZE" "$COUNT" + msg-hold "$SIZE" "$HOLD" + \
+		msg "$SIZE" "$COUNT" + msg-hold "$SIZE" "$HOLD" + msg "$SIZE" "$COUNT" || {
+	fail_rest "${TESTS[@]}" "the workloads did not start: $(head -c 200 "$WORK/v.werr" "$WORK/w.werr")"
+	wl_kill v
 	finish
 }
-PID=${WL_PID[w]}
-if ! ks_start s -e kmalloc -p "$PID" || ! ks_start h --hist-by callsite -e kmalloc -p "$PID" 0.5; then
-	fail_rest "${TESTS[@]}" "kmemsnoop did not start: $(ks_start_fail_why s) $(ks_start_fail_why h)"
+# -c: both workloads, and nothing else in the VM is called so.
+if ! ks_start s -e kmalloc -c workload || ! ks_start h --hist-by callsite -e kmalloc -c workload 0.5 ||
+	! ks_start o -o "$WORK/rec" -e kmalloc -c workload ||
+	! ks_start a --allocinfo=total -e kmalloc -c workload; then
+	fail_rest "${TESTS[@]}" "kmemsnoop did not start: $(ks_start_fail_why s) $(ks_start_fail_why h) $(ks_start_fail_why o) $(ks_start_fail_why a)"
+	wl_kill v
 	wl_kill w
 	finish
 fi
+wl_go v
+wl_wait v
 wl_go w
 went=fail
 if wait_held w 1 && echo 0 >"$CPU1" && [ "$(cat "$CPU1")" = 0 ]; then
@@ -91,20 +108,42 @@ wrc=$?
 sleep 1 # a histogram block after the workload
 ks_stop s; rcs=$?
 ks_stop h; rch=$?
+ks_stop o; rco=$?
+ks_stop a; rca=$?
 
 [ "$went" = ok ] && [ "$wrc" = 0 ]
 check $? hotplug.online "CPU 1 offline then online during the trace: $went; workload exit $wrc: $(head -c 200 "$WORK/w.werr")"
 
-n=$(grep -c ' kmalloc: call_site=load_msg+' "$(ks_out s)")
-off=$(grep ' kmalloc: call_site=load_msg+' "$(ks_out s)" | grep -vc ' \[000\] ')
+# msg_cpus FILE: "ALL ON_CPU1 ELSEWHERE" of the load_msg kmallocs in FILE
+# (ELSEWHERE: neither CPU 0 nor 1).
+msg_cpus() {
+	grep ' kmalloc: call_site=load_msg+' "$1" |
+		awk '{ n++ } / \[001\] / { one++ } !/ \[00[01]\] / { else_++ }
+		END { print n + 0, one + 0, else_ + 0 }'
+}
+
+read -r n one elsewhere < <(msg_cpus "$(ks_out s)")
 lost=$(ks_summary s | awk '{ print $2 }')
 other=$(stderr_other s)
-[ $rcs -eq 0 ] && [ "$n" -eq "$WANT" ] && [ "$off" -eq 0 ] && [ "$lost" = 0 ] && [ -z "$other" ]
-check $? hotplug.stream "exit $rcs; $n load_msg kmallocs (want $WANT), $off not on CPU 0; ${lost:-no summary: ?} lost; other stderr lines: '$other'" "$(ks_err s)"
+[ $rcs -eq 0 ] && [ "$n" -eq "$WANT" ] && [ "$one" -eq "$COUNT" ] && [ "$elsewhere" -eq 0 ] &&
+	[ "$lost" = 0 ] && [ -z "$other" ]
+check $? hotplug.stream "exit $rcs; $n load_msg kmallocs (want $WANT), $one on CPU 1 (want $COUNT), $elsewhere on neither CPU; ${lost:-no summary: ?} lost; other stderr lines: '$other'" "$(ks_err s)"
 
 n=$(hist_msg "$(ks_out h)")
 other=$(stderr_other h)
 [ $rch -eq 0 ] && [ "$n" -eq "$WANT" ] && [ -z "$other" ]
 check $? hotplug.hist "exit $rch; $n load_msg allocations counted (want $WANT); other stderr lines: '$other'" "$(ks_err h)"
+
+"$KMEMSNOOP" -i "$WORK/rec" >"$WORK/replay.out" 2>"$WORK/replay.err"
+rci=$?
+read -r n one elsewhere < <(msg_cpus "$WORK/replay.out")
+other=$(stderr_other o)
+[ $rco -eq 0 ] && [ $rci -eq 0 ] && [ "$n" -eq "$WANT" ] && [ "$one" -eq "$COUNT" ] && [ -z "$other" ]
+check $? hotplug.output "-o exit $rco, -i exit $rci; $n load_msg kmallocs read back (want $WANT), $one on CPU 1 (want $COUNT); other stderr lines: '$other'; -i: $(head -c 200 "$WORK/replay.err" | tr '\n' ' ')" "$(ks_err o)"
+
+got=$(awk '$NF ~ /^func:(load_msg|alloc_msg)$/ { c += $2 } END { print c + 0 }' "$(ks_out a)")
+other=$(stderr_other a)
+[ $rca -eq 0 ] && [ "$got" -eq "$WANT" ] && [ -z "$other" ]
+check $? hotplug.allocinfo "exit $rca; $got load_msg allocations (want $WANT); other stderr lines: '$other'" "$(ks_err a)"
 
 finish
