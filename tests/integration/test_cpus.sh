@@ -11,6 +11,12 @@
 #                     256M, else the largest power of two that does), all
 #                     of them within 256M (the figures and kmemsnoop's RSS
 #                     are printed)
+#   cpus.map_memory   the kernel memory of every map (memlock in fdinfo)
+#                     within the README's bounds: besides the rings, at most
+#                     OTHER_MAPS_MAX while streaming; with --hist the key
+#                     and front tables' 48M and HIST_SLACK; with --allocinfo
+#                     the pointer table (64 bytes x 1M), 16 bytes per site
+#                     (12K) and CPU, and AI_SLACK
 #   cpus.stream       the text has the COUNT load_msg kmallocs, none lost,
 #                     a clean stop
 #   cpus.output       -o DIR has one cpu file per possible CPU, and -i DIR
@@ -27,7 +33,7 @@
 #                     others, all adding up to the total lost
 . "$(dirname "$0")/../lib.sh"
 
-TESTS=(cpus.start cpus.ring_memory cpus.stream cpus.output cpus.hist cpus.allocinfo cpus.stat
+TESTS=(cpus.start cpus.ring_memory cpus.map_memory cpus.stream cpus.output cpus.hist cpus.allocinfo cpus.stat
 	cpus.summary_lines)
 MIN_CPUS=${CPUS_TEST_MIN:-16} # lower only to try the script on a small machine
 SIZE=200
@@ -37,6 +43,12 @@ RINGS_TOTAL=$((256 << 20))
 RING_MIN=$((64 << 10))
 MAX_LOSS_LINES=8
 SPREAD_MAX=32 # CPUs made to lose records
+# The maps besides the bounded tables (counters, filters, the per-CPU
+# description caches): a few MiB whatever the CPUs.
+OTHER_MAPS_MAX=$((16 << 20))
+HIST_TABLES=$((48 << 20))
+HIST_SLACK=$((16 << 20))
+AI_SLACK=$((16 << 20))
 
 require_root
 require_kmemsnoop
@@ -74,6 +86,18 @@ ring_maps() {
 
 msg_kmallocs() { grep -c ' kmalloc: call_site=load_msg+' "$1"; }
 
+# MAP_MEMORY: what each mode's maps took ("mode MiB, ..."); MAP_OVER: the
+# modes over their bound.
+MAP_MEMORY=""
+MAP_OVER=""
+# map_memory MODE PID BOUND: the memlock of all of PID's maps, against BOUND.
+map_memory() {
+	local all
+	all=$(ring_maps "$2" | awk '{ print $6 }')
+	MAP_MEMORY+="$1 $((all >> 20)) MiB (bound $(($3 >> 20)) MiB), "
+	[ "$all" -le "$3" ] || MAP_OVER+="$1 "
+}
+
 # --- text stream: start-up, ring memory -------------------------------------------
 if ! wl_start w msg "$SIZE" "$COUNT"; then
 	fail_rest "${TESTS[@]}" "the workload did not start: $(head -c 200 "$WORK/w.werr")"
@@ -98,6 +122,7 @@ echo "# $nrings ring maps of $((rmin >> 10))-$((rmax >> 10)) KiB, $((rsum >> 20)
 [ "$nrings" -eq "$NCPUS" ] && [ "$rmin" -eq "$RING" ] && [ "$rmax" -eq "$RING" ] &&
 	[ "$rsum" -le "$RINGS_TOTAL" ]
 check $? cpus.ring_memory "$nrings ring maps (want $NCPUS) of $rmin-$rmax bytes (want $RING), $rsum bytes in all (budget $RINGS_TOTAL)"
+map_memory stream "${KS_PID[s]}" $((rmemlock + OTHER_MAPS_MAX))
 
 wl_go w
 wl_wait w
@@ -134,6 +159,7 @@ hist_msg() {
 	k && /^ *[0-9]+ -> [0-9]+ *: [0-9]+ / { n += $5 } END { print n + 0 }' "$1"
 }
 if wl_start wh msg "$SIZE" "$COUNT" && ks_start h --hist-by callsite -e kmalloc -p "${WL_PID[wh]}" 0.5; then
+	map_memory hist "${KS_PID[h]}" $((HIST_TABLES + HIST_SLACK))
 	wl_go wh
 	wl_wait wh
 	sleep 1 # a block after the workload
@@ -157,6 +183,7 @@ wait_held() {
 }
 CLASS=$(kmalloc_class $((48 + SIZE)))
 if wl_start wa msg-hold "$SIZE" "$COUNT" && ks_start a --allocinfo -e kmalloc -p "${WL_PID[wa]}"; then
+	map_memory allocinfo "${KS_PID[a]}" $(((1 << 20) * 64 + 12288 * 16 * NCPUS + AI_SLACK))
 	wl_go wa
 	if wait_held wa; then
 		ks_stop a
@@ -174,6 +201,10 @@ else
 	fail cpus.allocinfo "did not start: $(ks_start_fail_why a) $(head -c 200 "$WORK/wa.werr")"
 	wl_kill wa
 fi
+
+# Each of the three modes measured, none over its bound.
+[ -z "$MAP_OVER" ] && [ "$(echo "$MAP_MEMORY" | grep -o 'MiB (bound' | wc -l)" -eq 3 ]
+check $? cpus.map_memory "maps' kernel memory: ${MAP_MEMORY%, }; over: ${MAP_OVER:-none}"
 
 # --- --stat ----------------------------------------------------------------------
 if wl_start wt msg "$SIZE" "$COUNT" && ks_start t --stat --caller -p "${WL_PID[wt]}"; then
