@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The memory cgroup limit: see memcg.h.  Only read after something failed,
- * so plain stdio, no caching.
+ * The memory cgroup limit: see memcg.h.  Read once before loading and
+ * after something failed, so plain stdio, no caching.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,11 +19,14 @@ struct memcg_kind {
 	bool v1;
 	const char *fstype;     /* in /proc/self/mountinfo */
 	const char *limit_file; /* in each cgroup directory */
+	const char *usage_file; /* what is charged there now */
 };
 
 static const struct memcg_kind kinds[] = {
-	{ .v1 = true, .fstype = "cgroup", .limit_file = "memory.limit_in_bytes" },
-	{ .v1 = false, .fstype = "cgroup2", .limit_file = "memory.max" },
+	{ .v1 = true, .fstype = "cgroup", .limit_file = "memory.limit_in_bytes",
+	  .usage_file = "memory.usage_in_bytes" },
+	{ .v1 = false, .fstype = "cgroup2", .limit_file = "memory.max",
+	  .usage_file = "memory.current" },
 };
 
 int memcg_parse_limit(const char *text, unsigned long long *bytes)
@@ -129,21 +132,37 @@ static int cgroup_dir(const struct memcg_kind *k, const char *path, char *dir, s
 	return ret;
 }
 
-/* The tightest limit from dir up to the mount point (mount_len long). */
+/* What is charged to the cgroup at dir; 0 when unreadable. */
+static unsigned long long usage(const struct memcg_kind *k, const char *dir)
+{
+	char path[PATH_MAX + 32], text[64];
+	unsigned long long v;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, k->usage_file);
+	return !read_text(path, text, sizeof(text)) && !memcg_parse_limit(text, &v) ? v : 0;
+}
+
+/* The limit with the least room left, from dir up to the mount point
+ * (mount_len long). */
 static int tightest(const struct memcg_kind *k, char *dir, size_t mount_len,
-		    unsigned long long *bytes, char *file, size_t file_size)
+		    unsigned long long *bytes, unsigned long long *used, char *file,
+		    size_t file_size)
 {
 	char limit_path[PATH_MAX + 32], text[64], *slash;
-	unsigned long long v;
+	unsigned long long v, u, room = 0;
 	int ret = -1;
 
 	for (;;) {
 		snprintf(limit_path, sizeof(limit_path), "%s/%s", dir, k->limit_file);
-		if (!read_text(limit_path, text, sizeof(text)) && !memcg_parse_limit(text, &v) &&
-		    (ret || v < *bytes)) {
-			*bytes = v;
-			snprintf(file, file_size, "%s", limit_path);
-			ret = 0;
+		if (!read_text(limit_path, text, sizeof(text)) && !memcg_parse_limit(text, &v)) {
+			u = usage(k, dir);
+			if (ret || (u < v ? v - u : 0) < room) {
+				*bytes = v;
+				*used = u;
+				room = u < v ? v - u : 0;
+				snprintf(file, file_size, "%s", limit_path);
+				ret = 0;
+			}
 		}
 		slash = strrchr(dir, '/');
 		if (!slash || (size_t)(slash - dir) < mount_len)
@@ -152,7 +171,8 @@ static int tightest(const struct memcg_kind *k, char *dir, size_t mount_len,
 	}
 }
 
-int memcg_limit(unsigned long long *bytes, char *file, size_t file_size)
+int memcg_limit(unsigned long long *bytes, unsigned long long *used, char *file,
+		size_t file_size)
 {
 	char cgroups[4096], path[PATH_MAX], dir[PATH_MAX];
 	size_t mount_len;
@@ -164,7 +184,7 @@ int memcg_limit(unsigned long long *bytes, char *file, size_t file_size)
 		if (memcg_cgroup_path(cgroups, kinds[i].v1, path, sizeof(path)) ||
 		    cgroup_dir(&kinds[i], path, dir, sizeof(dir), &mount_len))
 			continue;
-		return tightest(&kinds[i], dir, mount_len, bytes, file, file_size);
+		return tightest(&kinds[i], dir, mount_len, bytes, used, file, file_size);
 	}
 	return -1;
 }
@@ -172,10 +192,10 @@ int memcg_limit(unsigned long long *bytes, char *file, size_t file_size)
 void memcg_explain(int errnum, char *msg, size_t size)
 {
 	char file[PATH_MAX + 32];
-	unsigned long long bytes;
+	unsigned long long bytes, used;
 	size_t len = strlen(msg);
 
-	if ((errnum != ENOMEM && errnum != EPERM) || memcg_limit(&bytes, file, sizeof(file)))
+	if ((errnum != ENOMEM && errnum != EPERM) || memcg_limit(&bytes, &used, file, sizeof(file)))
 		return;
 	snprintf(msg + len, size - len, "; the memory cgroup limit (%llu MiB, %s) is %s",
 		 bytes >> 20, file, errnum == ENOMEM ? "the likely cause" : "a possible cause");

@@ -13,12 +13,15 @@
 #include <stddef.h>
 
 /*
- * The tightest memory limit on this process's memory cgroup and its
- * ancestors (cgroup v2 memory.max, v1 memory.limit_in_bytes): 0 with the
- * bytes and the file that sets it, -1 when there is none (no limit, no
- * memory controller mounted, nothing readable).
+ * The memory limit on this process's memory cgroup and its ancestors
+ * (cgroup v2 memory.max, v1 memory.limit_in_bytes) with the least room
+ * left: 0 with its bytes, what is charged under it now (memory.current,
+ * memory.usage_in_bytes; 0 when unreadable) and the file that sets it, -1
+ * when there is none (no limit, no memory controller mounted, nothing
+ * readable).
  */
-int memcg_limit(unsigned long long *bytes, char *file, size_t file_size);
+int memcg_limit(unsigned long long *bytes, unsigned long long *used, char *file,
+		size_t file_size);
 
 /*
  * For an allocation the kernel refused with errnum: when it is ENOMEM or

@@ -39,6 +39,8 @@ struct bpf_wants {
 	bool pfns;                  /* page frame numbers (vmemmap calibration) */
 	bool task_records;          /* the stream's task records (sources.h TASK_FOR_RECORDS) */
 	bool heartbeats;            /* the stream's heartbeat program, run on each CPU */
+	unsigned long long kernel_bytes; /* kernel memory the mode creates besides the BPF
+					  * object's maps (the rings): summed */
 };
 
 /* What wait and tick report besides an error (-1). */

@@ -27,6 +27,7 @@
 #include "kmemsnoop.skel.h"
 #include "ksyms.h"
 #include "memcg.h"
+#include "memfit.h"
 #include "pfn.h"
 #include "session.h"
 #include "vmcallers.h"
@@ -131,6 +132,8 @@ int session_new(struct session *s, const struct env *env)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (memfit_check_start(why, sizeof(why)))
+		return session_fail(s, "%s", why);
 	s->vmlinux = btf__load_vmlinux_btf();
 	if (!s->vmlinux)
 		return session_fail(s, "cannot read the kernel's BTF (/sys/kernel/btf/vmlinux): %s; "
@@ -541,6 +544,12 @@ static int load_and_attach(struct session *s)
 		s->modes[i]->ops->configure(s->modes[i], s->skel);
 	if (choose_programs(s))
 		return -1;
+	/* Too big for the memory cgroup: no fallback would be smaller. */
+	if (memfit_check(s->skel->obj, s->ncpus, s->wants.kernel_bytes, s->env->verbose, s->err,
+			 sizeof(s->err))) {
+		s->out_of_memory = true;
+		return -1;
+	}
 	err = kmemsnoop_bpf__load(s->skel);
 	if (err) {
 		session_fail(s, "loading the BPF programs (%s): %s%s",

@@ -54,7 +54,8 @@ struct session {
 	bool target_gone;
 	bool counted_out;            /* the run ended after COUNT ticks */
 	int cgroup_fd;               /* --cgroup's directory, -1 without */
-	bool out_of_memory;          /* the kernel refused memory (session_refused) */
+	bool out_of_memory;          /* the kernel refused memory (session_refused), or
+				      * would have (memfit.h): no fallback */
 	char err[512];
 };
 

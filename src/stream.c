@@ -158,6 +158,7 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 	w->sized_frees = true;
 	w->task_records = true;
 	w->heartbeats = true;
+	w->kernel_bytes += ((const struct stream *)m)->ring_size * m->session->ncpus;
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
 }

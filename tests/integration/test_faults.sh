@@ -22,6 +22,12 @@
 #   faults.memcg.refused_maps  the same for the maps of --allocinfo (a
 #                         pointer table too large for the limit), refused
 #                         when the BPF object loads.
+#   faults.memcg.tight    under a limit too small for kmemsnoop to start
+#                         (16 MiB, where the cgroup's OOM killer used to end
+#                         it with SIGKILL while the verifier checked its
+#                         programs), and one too small for the default rings,
+#                         maps and loading (32 MiB): exit 1, one "kmemsnoop: "
+#                         line naming the limit, no signal death.
 #   faults.memcg.generous a limit with room for the rings lets it run.
 . "$(dirname "$0")/../lib.sh"
 
@@ -29,7 +35,7 @@ SIGKILL_MODES=(text output hist allocinfo stat listen)
 for m in "${SIGKILL_MODES[@]}"; do TESTS+=("faults.sigkill.$m"); done
 TESTS+=(faults.two_instances faults.outdir_removed.exit_status
 	faults.outdir_removed.error_line faults.outdir_removed.no_crash
-	faults.memcg.refused faults.memcg.refused_maps faults.memcg.generous)
+	faults.memcg.refused faults.memcg.refused_maps faults.memcg.tight faults.memcg.generous)
 
 require_root
 require_kmemsnoop
@@ -249,6 +255,20 @@ memcg_refused_tests() {
 		grep -q '^kmemsnoop: .*memory cgroup' "$err" && ! grep -qv '^kmemsnoop: ' "$err"
 	check $? faults.memcg.refused_maps "expected exit 1 and one 'kmemsnoop: ... memory cgroup ...' line, got status $RC$([ "$RC" -gt 128 ] && echo " (signal $((RC - 128)))"): $(first_lines 3 <"$err")"
 
+	# Limits the kernel would not refuse a call for: the OOM killer's.
+	local tight bad=0 why=""
+	for tight in 16 32; do
+		in_memcg "tight$tight" $((tight << 20)) -d 1
+		err=$WORK/tight$tight.err
+		if [ "$RC" -eq 1 ] && [ "$(grep -c 'memory cgroup limit' "$err")" -eq 1 ] &&
+			grep -q '^kmemsnoop: .*memory cgroup limit' "$err" && ! grep -qv '^kmemsnoop: ' "$err"; then
+			continue
+		fi
+		bad=1
+		why+="${tight} MiB: status $RC$([ "$RC" -gt 128 ] && echo " (signal $((RC - 128)))"): $(first_lines 3 <"$err"); "
+	done
+	check $bad faults.memcg.tight "expected exit 1 and one 'kmemsnoop: ... memory cgroup limit ...' line: $why"
+
 	# Room for 1 MiB rings on every CPU and 128 MiB more.
 }
 
@@ -256,12 +276,12 @@ memcg_tests() {
 	local ncpus err
 	# Before 5.11 BPF maps were charged to RLIMIT_MEMLOCK, not the cgroup.
 	if ! kernel_at_least 5 11; then
-		skip_rest faults.memcg.refused faults.memcg.refused_maps faults.memcg.generous "BPF maps are charged to memory cgroups from 5.11 on"
+		skip_rest faults.memcg.refused faults.memcg.refused_maps faults.memcg.tight faults.memcg.generous "BPF maps are charged to memory cgroups from 5.11 on"
 		return
 	fi
 	if ! memcg_create; then
 		memcg_remove
-		skip_rest faults.memcg.refused faults.memcg.refused_maps faults.memcg.generous "$CG_WHY"
+		skip_rest faults.memcg.refused faults.memcg.refused_maps faults.memcg.tight faults.memcg.generous "$CG_WHY"
 		return
 	fi
 	ncpus=$(online_cpus | wc -l)
@@ -270,6 +290,7 @@ memcg_tests() {
 		# take more than the 64 MiB below, so the OOM killer would end it.
 		skip faults.memcg.refused "kmemsnoop runs under AddressSanitizer (make sanitize): its own memory exceeds the 64 MiB limit"
 		skip faults.memcg.refused_maps "kmemsnoop runs under AddressSanitizer (make sanitize): its own memory exceeds the 64 MiB limit"
+		skip faults.memcg.tight "kmemsnoop runs under AddressSanitizer (make sanitize): its shadow memory is charged before main()"
 	else
 		memcg_refused_tests
 	fi
