@@ -1132,11 +1132,13 @@ static void page_summary_line(FILE *out, const char *what, uint64_t n, uint64_t 
 		(unsigned long long)(bytes / 1024));
 }
 
+/* The migrate type columns of the page SUMMARY, in the kernel's order. */
+static const char *const migrate_columns[MIGRATE_COLUMNS] = {
+	"Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA/Isolated",
+};
+
 static void print_page_summary(const struct kstat *ks, FILE *out)
 {
-	static const char *const columns[MIGRATE_COLUMNS] = {
-		"Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA/Isolated",
-	};
 	uint64_t freed = ks->nr_page_frees - ks->nr_page_nomatch;
 	uint64_t freed_bytes = ks->page_free_bytes - ks->page_nomatch_bytes;
 
@@ -1156,7 +1158,7 @@ static void print_page_summary(const struct kstat *ks, FILE *out)
 	fputc('\n', out);
 	fprintf(out, "%5s", "Order");
 	for (int m = 0; m < MIGRATE_COLUMNS; m++)
-		fprintf(out, "  %12s", columns[m]);
+		fprintf(out, "  %12s", migrate_columns[m]);
 	fprintf(out, "\n-----");
 	for (int m = 0; m < MIGRATE_COLUMNS; m++)
 		fprintf(out, "  ------------");
@@ -1520,6 +1522,25 @@ static void json_procs(const struct kstat *ks, int lines, FILE *out)
 	free(rows);
 }
 
+/* The SUMMARY's order x migrate type table: its non-empty cells. */
+static void json_page_orders(const struct kstat *ks, FILE *out)
+{
+	bool first = true;
+
+	fputs(",\"orders\":[", out);
+	for (int o = 0; o < MAX_ORDER_ROWS; o++) {
+		for (int m = 0; m < MIGRATE_COLUMNS; m++) {
+			if (!ks->order_stats[o][m])
+				continue;
+			fprintf(out, "%s{\"order\":%d,\"migrate_type\":\"%s\",\"allocs\":%llu}",
+				first ? "" : ",", o, migrate_columns[m],
+				(unsigned long long)ks->order_stats[o][m]);
+			first = false;
+		}
+	}
+	fputc(']', out);
+}
+
 void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 		      const struct kstat_names *names, FILE *out)
 {
@@ -1548,13 +1569,16 @@ void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 		json_life_rows(ks, false, o->caller_lines, names, out);
 		fputs("}}", out);
 	}
-	if (o->page)
+	if (o->page) {
 		fprintf(out, ",\"page\":{\"allocs\":%llu,\"frees\":%llu,\"fails\":%llu,"
-			     "\"nomatch\":%llu,\"alloc_bytes\":%llu,\"free_bytes\":%llu}",
+			     "\"nomatch\":%llu,\"alloc_bytes\":%llu,\"free_bytes\":%llu",
 			(unsigned long long)t.page_allocs, (unsigned long long)t.page_frees,
 			(unsigned long long)t.page_fails, (unsigned long long)t.page_nomatch,
 			(unsigned long long)ks->page_alloc_bytes,
 			(unsigned long long)ks->page_free_bytes);
+		json_page_orders(ks, out);
+		fputc('}', out);
+	}
 	json_procs(ks, o->caller_lines, out);
 	fprintf(out, ",\"lost\":%llu}\n", (unsigned long long)ks->lost);
 }

@@ -19,11 +19,16 @@
 #                   its lifetime rows count COUNT frees, as many in their
 #                   buckets, and the process table has the workload's row
 #                   with at least COUNT allocations
+#   json.stat_page  --stat --page (-e page) while the workload writes PAGES
+#                   pages into a pipe: the page object's orders table has at
+#                   least PAGES order-0 allocations, and its cells add up to
+#                   the page allocations counted
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200
 COUNT=25
-TESTS=(json.stream json.hist json.allocinfo json.stat json.stat_stream)
+PAGES=64
+TESTS=(json.stream json.hist json.allocinfo json.stat json.stat_stream json.stat_page)
 
 require_root
 require_kmemsnoop
@@ -126,4 +131,21 @@ PY
 		fail "json.$way" "$(ks_start_fail_why "$way")"
 	fi
 done
+
+if ks_start p --stat --page --json -c kmsj-wl -e page; then
+	"$WORK/kmsj-wl" pipe "$PAGES" >/dev/null 2>&1
+	sleep 0.6
+	ks_stop p
+	python3 - "$(ks_out p)" >"$WORK/p.check" 2>&1 <<'PY'
+import json, sys
+page = [json.loads(line) for line in open(sys.argv[1])][-1]["page"]
+print(sum(c["allocs"] for c in page["orders"] if c["order"] == 0),
+      sum(c["allocs"] for c in page["orders"]) == page["allocs"])
+PY
+	read -r order0 adds_up < <(tail -n 1 "$WORK/p.check")
+	[ "${order0:-0}" -ge "$PAGES" ] 2>/dev/null && [ "$adds_up" = True ]
+	check $? json.stat_page "order-0 allocations in the orders table: '$order0' (want at least $PAGES), the cells add up to page.allocs: '$adds_up': $(head -c 300 "$WORK/p.check" | tr '\n' ' ')"
+else
+	fail json.stat_page "$(ks_start_fail_why p)"
+fi
 finish
