@@ -24,10 +24,12 @@
 #                         when the BPF object loads.
 #   faults.memcg.tight    under a limit too small for kmemsnoop to start
 #                         (16 MiB, where the cgroup's OOM killer used to end
-#                         it with SIGKILL while the verifier checked its
-#                         programs), and one too small for the default rings,
-#                         maps and loading (32 MiB): exit 1, one "kmemsnoop: "
-#                         line naming the limit, no signal death.
+#                         it with SIGKILL), and one with room for what it
+#                         takes before loading but not for loading (its -v
+#                         figures in a generous cgroup: what is charged by
+#                         then, and half what the load needs on top): exit 1,
+#                         one "kmemsnoop: " line naming the limit, no signal
+#                         death.
 #   faults.memcg.generous a limit with room for the rings lets it run.
 . "$(dirname "$0")/../lib.sh"
 
@@ -255,19 +257,33 @@ memcg_refused_tests() {
 		grep -q '^kmemsnoop: .*memory cgroup' "$err" && ! grep -qv '^kmemsnoop: ' "$err"
 	check $? faults.memcg.refused_maps "expected exit 1 and one 'kmemsnoop: ... memory cgroup ...' line, got status $RC$([ "$RC" -gt 128 ] && echo " (signal $((RC - 128)))"): $(first_lines 3 <"$err")"
 
-	# Limits the kernel would not refuse a call for: the OOM killer's.
-	local tight bad=0 why=""
-	for tight in 16 32; do
-		in_memcg "tight$tight" $((tight << 20)) -d 1
-		err=$WORK/tight$tight.err
-		if [ "$RC" -eq 1 ] && [ "$(grep -c 'memory cgroup limit' "$err")" -eq 1 ] &&
-			grep -q '^kmemsnoop: .*memory cgroup limit' "$err" && ! grep -qv '^kmemsnoop: ' "$err"; then
-			continue
-		fi
+	# Limits the kernel would not refuse a call for: the OOM killer's.  The
+	# smaller first: v1 cannot set a limit below what the cgroup holds.
+	local tight bad=0 why="" used need
+	tight_case() {
+		in_memcg "tight$1" $(($1 << 20)) -d 1
+		err=$WORK/tight$1.err
+		[ "$RC" -eq 1 ] && [ "$(grep -c 'memory cgroup limit' "$err")" -eq 1 ] &&
+			grep -q '^kmemsnoop: .*memory cgroup limit' "$err" && ! grep -qv '^kmemsnoop: ' "$err" &&
+			return
 		bad=1
-		why+="${tight} MiB: status $RC$([ "$RC" -gt 128 ] && echo " (signal $((RC - 128)))"): $(first_lines 3 <"$err"); "
-	done
-	check $bad faults.memcg.tight "expected exit 1 and one 'kmemsnoop: ... memory cgroup limit ...' line: $why"
+		why+="$1 MiB: status $RC$([ "$RC" -gt 128 ] && echo " (signal $((RC - 128)))"): $(first_lines 3 <"$err"); "
+	}
+	tight_case 16
+	in_memcg measure $((512 << 20)) -v -d 1
+	read -r used need < <(awk '/memory cgroup limit 512 MiB .* MiB left; this run needs about/ {
+		for (i = 1; i <= NF; i++) {
+			if ($i == "left;") left = $(i - 2)
+			if ($i == "about") need = $(i + 1)
+		}
+		print 512 - left, need }' "$WORK/measure.err")
+	if [ -n "$used" ] && [ -n "$need" ]; then
+		tight_case $((used + need / 2))
+	else
+		bad=1
+		why+="no figures from -v: $(first_lines 3 <"$WORK/measure.err")"
+	fi
+	check $bad faults.memcg.tight "expected exit 1 and one 'kmemsnoop: ... memory cgroup limit ...' line (${used:-?} MiB charged before loading, ${need:-?} MiB needed then): $why"
 
 	# Room for 1 MiB rings on every CPU and 128 MiB more.
 }

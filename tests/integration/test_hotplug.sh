@@ -62,11 +62,11 @@ wait_held() {
 }
 
 # stderr_other ID: stderr lines other than the start, what this kernel
-# cannot show (bulk objects without fentry), the end of the -p process, the
-# summaries (stream, hist) and the missed events: nothing else is expected,
-# no error, no loss line.
+# cannot show (bulk objects without fentry, vmalloc without it, atomics,
+# debug information), the summaries (stream, hist, allocinfo) and the
+# missed events: nothing else is expected, no error, no loss line.
 stderr_other() {
-	grep -Ev '^kmemsnoop: (Tracing kernel allocations|.* are not seen \(|[0-9]+ events written, 0 lost|[0-9]+ events missed: |[0-9]+ allocations \([0-9]+ failed\), [0-9]+ frees in |vmalloc through the vmap_area)' \
+	grep -Ev '^kmemsnoop: (Tracing kernel allocations|.* are not seen \(|[0-9]+ events written, 0 lost|[0-9]+ events missed: |[0-9]+ allocations \([0-9]+ failed\), [0-9]+ frees in |vmalloc through the vmap_area|this kernel has no BPF atomic fetch-add|no debug information for kernel|[0-9]+ call sites or stacks)' \
 		"$(ks_err "$1")" | first_lines 3
 }
 
