@@ -23,9 +23,11 @@
 #define RUNNING_BYTES (4ULL << 20)
 /* Before 5.11 only kmemsnoop's own memory counts. */
 #define PROCESS_BYTES (8ULL << 20)
-/* What a limit must leave at the start: the smallest run's peak on the
- * kernels tested is more (its BTF and symbols alone take 20 MiB on 6.18,
- * 35 MiB on 7.2), so that no run that would fit is refused. */
+/* What a limit must leave at the start: less than any run takes on the
+ * kernels tested (the BTF and symbols read before loading alone take
+ * 20 MiB on 6.18, 35 MiB on 7.2), so that no run that would fit is
+ * refused; a limit between this and what the run takes before loading
+ * still meets the OOM killer. */
 #define START_BYTES (24ULL << 20)
 
 /* A hash map's element: the kernel's htab_elem header (list node, hash,

@@ -133,6 +133,8 @@ void metrics_hide_addresses(const char *in, char *out, size_t size)
 {
 	size_t o = 0;
 
+	if (!size)
+		return;
 	while (*in && o + 1 < size) {
 		size_t digits = 0;
 
