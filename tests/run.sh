@@ -12,8 +12,10 @@
 # QEMU, whose tagged result lines count here too (VMTEST=0 leaves it out),
 # and, when the arm64 build is there (make test builds it), tools/vmtest
 # --arch arm64 on the newest arm64 kernel (VMTEST_ARM64: the series,
-# default "newest"; "all" the whole arm64 matrix, which takes about
-# twice as long as the x86 one and so runs outside CI; 0 none).
+# default "newest"; "all" the whole arm64 matrix, which takes about as
+# long as the x86 one and so runs outside CI; 0 none), side by side with
+# the x86 matrix within the same VMs at a time (tools/vmtest's
+# VMTEST_SLOTS), its results counted after the x86 ones.
 #
 # Run from anywhere (make test runs it from the top as root, after make).
 # Arguments: optional test script names or paths to run instead of all,
@@ -94,15 +96,36 @@ for s in "${scripts[@]}"; do
 	run "$(basename "$s" .sh)" bash "$s"
 done
 
-if [ $vmtest = 1 ]; then
-	RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest tools/vmtest
-fi
 arm64_series=${VMTEST_ARM64:-newest}
 [ "$arm64_series" = all ] && arm64_series=""
+arm64=0
 if [ $vmtest = 2 ] || { [ $vmtest = 1 ] && [ "$arm64_series" != 0 ] &&
 	[ -f .output/arm64/static/kmemsnoop ]; }; then
-	# The x86 binaries make test names must not reach the arm64 VMs:
-	# tools/vmtest --arch arm64 takes the arm64 build's by default.
+	arm64=1
+fi
+# The x86 binaries make test names must not reach the arm64 VMs:
+# tools/vmtest --arch arm64 takes the arm64 build's by default.
+# shellcheck disable=SC2086
+arm64_vmtest() {
+	env -u KMEMSNOOP_STATIC -u WORKLOAD -u BPF_PROGS timeout -k 10 "${VMTEST_SUITE_TIMEOUT:-3600}" \
+		tools/vmtest --arch arm64 $arm64_series
+}
+if [ $vmtest = 1 ] && [ $arm64 = 1 ]; then
+	# Side by side: each VM takes one host CPU, and the arm64 one would
+	# otherwise boot alone after the x86 matrix with a CPU idle.  Its
+	# results are counted once it ends, after the x86 ones.
+	slots=$(mktemp -d "${TMPDIR:-/tmp}/kmemsnoop-slots.XXXXXX") || exit 1
+	arm64_log=$slots/arm64.log
+	(VMTEST_SLOTS=$slots arm64_vmtest >"$arm64_log" 2>&1; echo $? >"$slots/arm64.rc") &
+	VMTEST_SLOTS=$slots RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest tools/vmtest
+	# shellcheck disable=SC2016
+	RUN_TIMEOUT=$((${VMTEST_SUITE_TIMEOUT:-3600} + 60)) run vmtest-arm64 \
+		bash -c 'while [ ! -s "$1/arm64.rc" ]; do sleep 1; done; cat "$1/arm64.log"; exit "$(cat "$1/arm64.rc")"' \
+		_ "$slots"
+	rm -rf "$slots"
+elif [ $vmtest = 1 ]; then
+	RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest tools/vmtest
+elif [ $arm64 = 1 ]; then
 	# shellcheck disable=SC2086
 	RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest-arm64 \
 		env -u KMEMSNOOP_STATIC -u WORKLOAD -u BPF_PROGS tools/vmtest --arch arm64 $arm64_series
