@@ -163,16 +163,6 @@
  *       following the process is still there when the area is freed.
  *       Needs CAP_BPF (or root).
  *
- *   bpfprog-load N
- *       N x bpf(BPF_PROG_LOAD) of a socket filter of two instructions
- *       ("r0 = 0; exit"), each closed at once.  The verifier takes its
- *       per-instruction data with vzalloc and vfrees it before the load
- *       returns, in this process: one vmalloc area (a page) from
- *       bpf_check and its vfree per load, through __vmalloc_node (which
- *       kmemsnoop hooks where the trampoline cannot take the arguments of
- *       __vmalloc_node_range: x86 before 6.5) on every kernel that
- *       allocates it so.  Needs CAP_BPF (or root).
- *
  *   uring-hold N
  *       io_uring_setup of N entries, then N no-op requests (IORING_OP_NOP)
  *       submitted in one io_uring_enter that waits for their N
@@ -251,7 +241,7 @@ usage(const char *fmt, ...)
 	      "          pipe PAGES | piperesize N | openclose N |\n"
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
 	      "          pages-rounds SECONDS PAGES |\n"
-	      "          percpu-map-hold ENTRIES SIZE | uring-hold N | bpfprog-load N |\n"
+	      "          percpu-map-hold ENTRIES SIZE | uring-hold N |\n"
 	      "          rename NAME | exec-as NAME (then more commands)\n",
 	      stderr);
 	exit(2);
@@ -465,34 +455,6 @@ static void do_percpu_map_hold(long entries, long size)
 static void do_bpfarray_hold(long kib)
 {
 	hold_bpf_map(BPF_MAP_TYPE_ARRAY, 4096, kib / 4);
-}
-
-/* See bpfprog-load above. */
-static void do_bpfprog_load(long n)
-{
-	struct bpf_insn insns[2] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	static const char license[] = "GPL";
-	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
-	union bpf_attr attr;
-
-	/* Before 5.11 a program is charged to RLIMIT_MEMLOCK. */
-	setrlimit(RLIMIT_MEMLOCK, &unlimited);
-	for (long i = 0; i < n; i++) {
-		int fd;
-
-		memset(&attr, 0, sizeof(attr));
-		attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-		attr.insn_cnt = 2;
-		attr.insns = (__u64)(unsigned long)insns;
-		attr.license = (__u64)(unsigned long)license;
-		fd = syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-		if (fd < 0)
-			die("bpf(BPF_PROG_LOAD)");
-		close(fd);
-	}
 }
 
 /* A ring of n entries and n no-ops through it; see uring-hold above. */
@@ -827,8 +789,7 @@ static void parse_step(char **av, int n, struct step *st)
 	    !strcmp(cmd, "fork-msg") || !strcmp(cmd, "thread-msg") || !strcmp(cmd, "pingpong"))
 		want = 2;
 	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize") ||
-		 !strcmp(cmd, "bpfarray-hold") || !strcmp(cmd, "uring-hold") ||
-		 !strcmp(cmd, "bpfprog-load"))
+		 !strcmp(cmd, "bpfarray-hold") || !strcmp(cmd, "uring-hold"))
 		want = 1;
 	else if (!strcmp(cmd, "noise") || !strcmp(cmd, "pages-rounds"))
 		want = 2;
@@ -851,8 +812,6 @@ static void parse_step(char **av, int n, struct step *st)
 		st->a = number(av[1], 4, 1024 * 1024, "KIB");
 	} else if (!strcmp(cmd, "uring-hold")) {
 		st->a = number(av[1], 1, 256, "N");
-	} else if (!strcmp(cmd, "bpfprog-load")) {
-		st->a = number(av[1], 1, 100000, "N");
 	} else if (!strcmp(cmd, "noise")) {
 		st->a = number(av[1], 0, 86400, "SECONDS");
 		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
@@ -901,8 +860,6 @@ static void run_step(const struct step *st)
 		do_bpfarray_hold(st->a);
 	else if (!strcmp(st->cmd, "uring-hold"))
 		do_uring_hold(st->a);
-	else if (!strcmp(st->cmd, "bpfprog-load"))
-		do_bpfprog_load(st->a);
 	else if (!strcmp(st->cmd, "noise"))
 		do_noise(st->a, st->b);
 	else if (!strcmp(st->cmd, "msg-rounds"))

@@ -26,22 +26,13 @@
 #                             -e vmalloc,page) are not counted again: no
 #                             other line holds as much as half of it
 #   vmalloc.allocinfo.freed   once the map is closed, the line goes to 0 0
-# Where the trampoline cannot take __vmalloc_node_range's arguments (x86
-# before 6.5) kmemsnoop hooks __vmalloc_node, which BPF map areas do not
-# reach; "workload bpfprog-load N" does: each BPF_PROG_LOAD's verifier
-# vzallocs its per-instruction data and vfrees it before returning.  There
-# the checks above SKIP, and instead:
-#   vmalloc.node_path         -p: at least N vmalloc lines from bpf_check,
-#                             each of a whole number of pages at most, and
-#                             a vfree line of every one of their pointers
 . "$(dirname "$0")/../lib.sh"
 
 KIB=4096
 K=$((KIB * 1024))
 SITE='(__bpf_map_area_alloc|bpf_map_area_alloc|array_map_alloc)'
 TESTS=(vmalloc.text vmalloc.recording vmalloc.json vmalloc.hist vmalloc.allocinfo.held
-	vmalloc.allocinfo.pages_once vmalloc.allocinfo.freed vmalloc.node_path)
-LOADS=5
+	vmalloc.allocinfo.pages_once vmalloc.allocinfo.freed)
 HEADER='allocinfo - version: 1.0'
 
 require_root
@@ -53,28 +44,6 @@ hold() {
 	local id=$1
 	shift
 	wl_hold "$id" "bpfarray-hold $KIB" "$@"
-}
-
-# node_path_test: vmalloc.node_path (above).
-node_path_test() {
-	local out allocs freed
-	if ! wl_traced n "bpfprog-load $LOADS" -e vmalloc; then
-		fail vmalloc.node_path "$WHY"
-		return
-	fi
-	wl_run wn || WHY="the workload failed: $(head -c 200 "$WORK/wn.werr")"
-	ks_wait kn 20 || WHY="${WHY:+$WHY; }kmemsnoop ended with status ${KS_RC[kn]}"
-	out=$(ks_out kn)
-	grep -E ' (vmalloc|vfree): ' "$out" | head -n 12 | sed 's/^/# line: /'
-	# The pointers of bpf_check's areas (size at most a page each here:
-	# two instructions' data), then how many of them a vfree line frees.
-	grep -E " vmalloc: call_site=bpf_check\+[^ ]* ptr=[0-9a-f]+ size=[0-9]+ " "$out" |
-		sed -E 's/.* ptr=([0-9a-f]+) size=([0-9]+).*/\1 \2/' >"$WORK/node.allocs"
-	allocs=$(awk -v p="$PAGE_SIZE" '$2 > 0 && $2 <= p' "$WORK/node.allocs" | wc -l)
-	freed=$(grep -E ' vfree: ' "$out" | sed -E 's/.* ptr=([0-9a-f]+).*/\1/' |
-		awk 'NR == FNR { a[$1] = 1; next } ($1 in a) && !seen[$1]++' "$WORK/node.allocs" - | wc -l)
-	[ -z "$WHY" ] && [ "$allocs" -ge "$LOADS" ] && [ "$freed" -eq "$(wc -l <"$WORK/node.allocs")" ]
-	check $? vmalloc.node_path "${WHY:+$WHY; }$allocs areas of at most a page from bpf_check (want at least $LOADS) of $(wc -l <"$WORK/node.allocs"), $freed of them vfreed" "$out"
 }
 
 # --- which path this kernel gives ---------------------------------------------
@@ -95,14 +64,8 @@ fi
 if grep -q 'vmalloc is not traced' "$err"; then
 	skip_all "$(grep -m1 'vmalloc is not traced' "$err")"
 elif grep -q 'vmalloc through __vmalloc_node' "$err"; then
-	why="this kernel's trampoline cannot take __vmalloc_node_range's arguments and BPF map areas call it directly: $(grep -m1 'vmalloc through' "$err")"
-	for t in "${TESTS[@]}"; do
-		[ "$t" = vmalloc.node_path ] || skip "$t" "$why"
-	done
-	node_path_test
-	finish
+	skip_all "this kernel's trampoline cannot take __vmalloc_node_range's arguments and BPF map areas call it directly: $(grep -m1 'vmalloc through' "$err")"
 fi
-skip vmalloc.node_path "vmalloc through __vmalloc_node_range: the checks above cover it"
 if grep -q 'vmap_area tracepoints' "$err"; then
 	AREA=1
 	SIZE=$((K + 2 * PAGE_SIZE))
