@@ -82,8 +82,15 @@ int session_refused(struct session *s, int errnum);
 struct ksyms *session_ksyms(struct session *s);
 
 /* Events the kernel skipped because the same program was running on their
- * CPU (an allocation in an interrupt during one), over every program. */
+ * CPU (an allocation in an interrupt during one; and where tracepoints run
+ * preemptible, as on 7.x, one of another task while a run was preempted:
+ * in a loaded VM, percents of the page allocations), over every program. */
 unsigned long long session_missed(const struct session *s);
+
+/* The stderr line that says how many events session_missed() counted. */
+#define SESSION_MISSED_FMT                                                                 \
+	"kmemsnoop: %llu events missed: they happened while the same program was running " \
+	"on their CPU (an interrupt during a run, or another task while a run was preempted: 7.x kernels), so BPF skipped them\n"
 
 /* Whether the source is attached in this session. */
 bool session_source_wanted(const struct session *s, enum kmt_source src);

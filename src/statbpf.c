@@ -304,9 +304,7 @@ static int print_summary(struct statbpf *sb)
 		fprintf(stderr, "kmemsnoop: %llu events missing from the process table (full)\n",
 			(unsigned long long)m.procs_full);
 	if (misses)
-		fprintf(stderr, "kmemsnoop: %llu events missed: they happened while the same "
-				"program was running on their CPU (interrupts), so BPF skipped them\n",
-			misses);
+		fprintf(stderr, SESSION_MISSED_FMT, misses);
 	return 0;
 }
 

@@ -429,9 +429,7 @@ static void print_summary(const struct stream *st, const struct sink_losses *los
 				"tasks show <...> (or, after a lost fork, the name the tid had before)\n",
 			names);
 	if (misses)
-		fprintf(stderr, "kmemsnoop: %llu events missed: they happened while the same "
-				"program was running on their CPU (interrupts), so BPF skipped them\n",
-			misses);
+		fprintf(stderr, SESSION_MISSED_FMT, misses);
 	if (st->sink->undecodable)
 		fprintf(stderr, "kmemsnoop: %llu records could not be decoded\n",
 			st->sink->undecodable);

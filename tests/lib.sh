@@ -305,6 +305,34 @@ ai_func_sum() {
 	END { if (n) print b, c; else print "none" }'
 }
 
+# ai_missed FILE [N]: the events the kernel skipped by table N of FILE
+# (default: the last), from its "# kmemsnoop: M events of any process not
+# seen" line; 0 when it has none.
+ai_missed() {
+	local n
+	n=$(awk -v n="${2:-0}" -v h="$AI_HEADER" '$0 == h { t++ }
+		(n == 0 || t == n) && /^# kmemsnoop: [0-9]+ events of any process not seen/ { m = $3 }
+		n == 0 && $0 == h { m = 0 }
+		END { print m + 0 }' "$1")
+	echo "$n"
+}
+
+# counts_within_misses NAME GOT WANT_CALLS UNIT MISSED: status 0 when GOT
+# ("BYTES CALLS") is WANT_CALLS calls of UNIT bytes each, or fewer calls (of
+# UNIT bytes each) by no more than MISSED, the events the kernel did not
+# run kmemsnoop's programs for (one of them was already running on that
+# CPU: an interrupt's allocation, or on 7.x kernels another task's, whose
+# program run was preempted); then a "#" note says so.
+counts_within_misses() {
+	local name=$1 got=$2 want=$3 unit=$4 missed=$5 bytes calls
+	read -r bytes calls <<<"$got"
+	[[ "$bytes" =~ ^-?[0-9]+$ && "$calls" =~ ^-?[0-9]+$ ]] || return 1
+	[ "$bytes" -eq $((calls * unit)) ] || return 1
+	[ "$calls" -eq "$want" ] && return 0
+	[ "$calls" -lt "$want" ] && [ $((want - calls)) -le "$missed" ] || return 1
+	echo "# $name: $calls of $want calls, short by no more than the $missed events the kernel skipped"
+}
+
 # ---------------------------------------------------------------- kmemsnoop
 
 # The event classes ks_start traces when ARGS name none: the kmem events',

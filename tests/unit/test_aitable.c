@@ -215,7 +215,7 @@ static void test_errors(struct unit *u)
 		  "# kmemsnoop: not counted: 3 allocations (24 bytes): their stack found no room "
 		  "in the stack table (--max-stacks)\n"
 		  "# kmemsnoop: 5 events of any process not seen: they happened while the same BPF "
-		  "program ran on their CPU (interrupts)\n"
+		  "program ran on their CPU (an interrupt during a run, or another task while a run was preempted: 7.x kernels)\n"
 		  "# kmemsnoop: 4 allocations (32 bytes) were counted as freed when their address "
 		  "was allocated again: their free was not seen\n"
 		  "           1        1 k8 func:f8 \n");
