@@ -51,6 +51,11 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/kmemsnoop-$SCRIPT_NAME.XXXXXX") || {
 	echo "FAIL: $SCRIPT_NAME: cannot create a scratch directory"
 	exit 1
 }
+# nap's FIFO, open for reading and writing so that opening it does not block.
+mkfifo "$WORK/nap" && exec {NAP_FD}<>"$WORK/nap" || {
+	echo "FAIL: $SCRIPT_NAME: cannot open a FIFO in $WORK"
+	exit 1
+}
 
 # ---------------------------------------------------------------- results
 
@@ -251,12 +256,30 @@ trap 'exit 143' TERM
 
 # ---------------------------------------------------------------- processes
 
-# proc_state PID: the state letter of PID ("" when gone).
-proc_state() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+# nap SECONDS: sleep without a process.  A test's polling runs while the
+# traced workload does: each forked sleep or cat allocates pages, and on
+# kernels that preempt a program run (7.x) another task's allocation on
+# that CPU meanwhile is skipped; the fewer the better.  Reads a FIFO that
+# nothing writes to, until the timeout.
+nap() {
+	read -r -t "$1" -u "$NAP_FD" _ 2>/dev/null
+	return 0
+}
+
+# proc_state_into VAR PID: VAR = the state letter of PID ("" when gone),
+# without a process.  proc_state PID: the same, printed.
+proc_state_into() {
+	local -n state=$1
+	local s=
+	read -r s 2>/dev/null <"/proc/$2/stat"
 	s=${s##*) }
-	echo "${s%% *}"
+	state=${s%% *}
+}
+
+proc_state() {
+	local st
+	proc_state_into st "$1"
+	echo "$st"
 }
 
 # wait_pid PID SECONDS: reap our child PID, waiting at most SECONDS.
@@ -265,14 +288,14 @@ proc_state() {
 wait_pid() {
 	local pid=$1 end=$((SECONDS + $2)) st
 	while :; do
-		st=$(proc_state "$pid")
+		proc_state_into st "$pid"
 		[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] && break
 		if [ $SECONDS -ge $end ]; then
 			kill -KILL "$pid" 2>/dev/null
 			wait "$pid" 2>/dev/null
 			return 124
 		fi
-		sleep 0.05
+		nap 0.05
 	done
 	wait "$pid" 2>/dev/null
 }
@@ -294,7 +317,7 @@ ai_wait_tables() {
 	local end=$((SECONDS + $3))
 	while [ "$(ai_ntables "$1")" -lt "$2" ]; do
 		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
+		nap 0.05
 	done
 }
 
@@ -317,20 +340,26 @@ ai_missed() {
 	echo "$n"
 }
 
-# counts_within_misses NAME GOT WANT_CALLS UNIT MISSED: status 0 when GOT
-# ("BYTES CALLS") is WANT_CALLS calls of UNIT bytes each, or fewer calls (of
-# UNIT bytes each) by no more than MISSED, the events the kernel did not
-# run kmemsnoop's programs for (one of them was already running on that
-# CPU: an interrupt's allocation, or on 7.x kernels another task's, whose
+# within_misses NAME GOT WANT MISSED: status 0 when the count GOT is WANT,
+# or fewer by no more than MISSED, the events the kernel did not run
+# kmemsnoop's programs for (one of them was already running on that CPU:
+# an interrupt's allocation, or on 7.x kernels another task's, whose
 # program run was preempted); then a "#" note says so.
+within_misses() {
+	local name=$1 got=$2 want=$3 missed=$4
+	[[ "$got" =~ ^-?[0-9]+$ ]] || return 1
+	[ "$got" -eq "$want" ] && return 0
+	[ "$got" -lt "$want" ] && [ $((want - got)) -le "$missed" ] || return 1
+	echo "# $name: $got of $want, short by no more than the $missed events the kernel skipped"
+}
+
+# counts_within_misses NAME GOT WANT_CALLS UNIT MISSED: within_misses for
+# the calls of GOT ("BYTES CALLS"), each of UNIT bytes.
 counts_within_misses() {
-	local name=$1 got=$2 want=$3 unit=$4 missed=$5 bytes calls
-	read -r bytes calls <<<"$got"
+	local bytes calls
+	read -r bytes calls <<<"$2"
 	[[ "$bytes" =~ ^-?[0-9]+$ && "$calls" =~ ^-?[0-9]+$ ]] || return 1
-	[ "$bytes" -eq $((calls * unit)) ] || return 1
-	[ "$calls" -eq "$want" ] && return 0
-	[ "$calls" -lt "$want" ] && [ $((want - calls)) -le "$missed" ] || return 1
-	echo "# $name: $calls of $want calls, short by no more than the $missed events the kernel skipped"
+	[ "$bytes" -eq $((calls * $4)) ] && within_misses "$1" "$calls" "$3" "$5"
 }
 
 # ---------------------------------------------------------------- kmemsnoop
@@ -381,7 +410,7 @@ ks_start() {
 			return 0
 		fi
 		local st
-		st=$(proc_state "${KS_PID[$id]}")
+		proc_state_into st "${KS_PID[$id]}"
 		if [ -z "$st" ] || [ "$st" = Z ]; then
 			wait "${KS_PID[$id]}"
 			KS_RC[$id]=$?
@@ -395,7 +424,7 @@ ks_start() {
 			KS_PID[$id]=
 			return 1
 		fi
-		sleep 0.05
+		nap 0.05
 	done
 }
 
@@ -487,7 +516,7 @@ ks_watch_misses() {
 			m=$(pid_recursion_misses "$pid")
 			[ -n "$m" ] && echo "$m" >"$WORK/$id.misses.tmp" &&
 				mv -f "$WORK/$id.misses.tmp" "$WORK/$id.misses"
-			sleep 0.02
+			nap 0.02
 		done
 	) >/dev/null 2>&1 &
 	BG_PIDS+=($!)
@@ -579,9 +608,9 @@ wl_start() {
 			return 0
 		fi
 		local st
-		st=$(proc_state "${WL_BG[$id]}")
+		proc_state_into st "${WL_BG[$id]}"
 		[ -z "$st" ] || [ "$st" = Z ] && break
-		sleep 0.02
+		nap 0.02
 	done
 	return 1
 }
@@ -1048,7 +1077,7 @@ wait_for() {
 	local end=$((SECONDS + $3))
 	while ! grep -q "$2" "$1" 2>/dev/null; do
 		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
+		nap 0.05
 	done
 }
 
@@ -1142,7 +1171,7 @@ bpf_still_there() {
 			bpf_id_exists "$kind" "$id" && echo "$kind $id"
 		done <"$ids"; links_of_progs "$ids")
 		[ -z "$left" ] || [ $SECONDS -ge $end ] && break
-		sleep 0.1
+		nap 0.1
 	done
 	echo "$left" | sort -u | grep .
 }
