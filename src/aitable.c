@@ -229,7 +229,9 @@ static void print_losses(FILE *out, const struct kmt_ai_stats *st, unsigned long
 			(unsigned long long)st->stack_failed_bytes);
 	if (misses)
 		fprintf(out, "# kmemsnoop: %llu events of any process not seen: they happened while "
-			     "the same BPF program ran on their CPU (an interrupt during a run, or another task while a run was preempted: 7.x kernels)\n", misses);
+			     "the same BPF program ran on their CPU (an interrupt during a run, or "
+			     "another task while a run was preempted: 7.x kernels)\n",
+			misses);
 	if (st->replaced)
 		fprintf(out, "# kmemsnoop: %llu allocations (%llu bytes) were counted as freed when "
 			     "their address was allocated again: their free was not seen\n",

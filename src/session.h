@@ -90,7 +90,8 @@ unsigned long long session_missed(const struct session *s);
 /* The stderr line that says how many events session_missed() counted. */
 #define SESSION_MISSED_FMT                                                                 \
 	"kmemsnoop: %llu events missed: they happened while the same program was running " \
-	"on their CPU (an interrupt during a run, or another task while a run was preempted: 7.x kernels), so BPF skipped them\n"
+	"on their CPU (an interrupt during a run, or another task while a run was "        \
+	"preempted: 7.x kernels), so BPF skipped them\n"
 
 /* Whether the source is attached in this session. */
 bool session_source_wanted(const struct session *s, enum kmt_source src);

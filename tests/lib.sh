@@ -332,12 +332,9 @@ ai_func_sum() {
 # (default: the last), from its "# kmemsnoop: M events of any process not
 # seen" line; 0 when it has none.
 ai_missed() {
-	local n
-	n=$(awk -v n="${2:-0}" -v h="$AI_HEADER" '$0 == h { t++ }
+	awk -v n="${2:-0}" -v h="$AI_HEADER" '$0 == h { t++; if (n == 0) m = 0; next }
 		(n == 0 || t == n) && /^# kmemsnoop: [0-9]+ events of any process not seen/ { m = $3 }
-		n == 0 && $0 == h { m = 0 }
-		END { print m + 0 }' "$1")
-	echo "$n"
+		END { print m + 0 }' "$1"
 }
 
 # within_misses NAME GOT WANT MISSED: status 0 when the count GOT is WANT,

@@ -105,18 +105,16 @@ if [ $vmtest = 2 ] || { [ $vmtest = 1 ] && [ "$arm64_series" != 0 ] &&
 fi
 # The x86 binaries make test names must not reach the arm64 VMs:
 # tools/vmtest --arch arm64 takes the arm64 build's by default.
-# shellcheck disable=SC2086
-arm64_vmtest() {
-	env -u KMEMSNOOP_STATIC -u WORKLOAD -u BPF_PROGS timeout -k 10 "${VMTEST_SUITE_TIMEOUT:-3600}" \
-		tools/vmtest --arch arm64 $arm64_series
-}
+# shellcheck disable=SC2206
+arm64_cmd=(env -u KMEMSNOOP_STATIC -u WORKLOAD -u BPF_PROGS tools/vmtest --arch arm64 $arm64_series)
 if [ $vmtest = 1 ] && [ $arm64 = 1 ]; then
 	# Side by side: each VM takes one host CPU, and the arm64 one would
 	# otherwise boot alone after the x86 matrix with a CPU idle.  Its
 	# results are counted once it ends, after the x86 ones.
 	slots=$(mktemp -d "${TMPDIR:-/tmp}/kmemsnoop-slots.XXXXXX") || exit 1
 	arm64_log=$slots/arm64.log
-	(VMTEST_SLOTS=$slots arm64_vmtest >"$arm64_log" 2>&1; echo $? >"$slots/arm64.rc") &
+	(VMTEST_SLOTS=$slots timeout -k 10 "${VMTEST_SUITE_TIMEOUT:-3600}" "${arm64_cmd[@]}" \
+		>"$arm64_log" 2>&1; echo $? >"$slots/arm64.rc") &
 	VMTEST_SLOTS=$slots RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest tools/vmtest
 	# shellcheck disable=SC2016
 	RUN_TIMEOUT=$((${VMTEST_SUITE_TIMEOUT:-3600} + 60)) run vmtest-arm64 \
@@ -126,9 +124,7 @@ if [ $vmtest = 1 ] && [ $arm64 = 1 ]; then
 elif [ $vmtest = 1 ]; then
 	RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest tools/vmtest
 elif [ $arm64 = 1 ]; then
-	# shellcheck disable=SC2086
-	RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest-arm64 \
-		env -u KMEMSNOOP_STATIC -u WORKLOAD -u BPF_PROGS tools/vmtest --arch arm64 $arm64_series
+	RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest-arm64 "${arm64_cmd[@]}"
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

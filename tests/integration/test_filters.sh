@@ -60,8 +60,9 @@ if wl_start we msg 100 $COUNT + openclose $COUNT + pipe 4; then
 	if [ $ok_k = 1 ] && stop_and_table ek filters.e_kmalloc; then
 		other=$(ev_count "$WORK/ek.tab" '$5 != "kmalloc" && $5 != "kfree"')
 		n=$(ev_count "$WORK/ek.tab" '$6 ~ /^load_msg\+/ && $8 == 148')
-		[ "$other" -eq 0 ] && within_misses filters.e_kmalloc "$n" "$COUNT" "$(ks_misses ek)"
-		check $? filters.e_kmalloc "-e kmalloc: $other lines of other events ($(cut -f5 "$WORK/ek.tab" | sort | uniq -c | first_lines 6)), $n load_msg kmallocs (expected $COUNT; $(ks_misses ek) events missed)"
+		m=$(ks_misses ek)
+		[ "$other" -eq 0 ] && within_misses filters.e_kmalloc "$n" "$COUNT" "$m"
+		check $? filters.e_kmalloc "-e kmalloc: $other lines of other events ($(cut -f5 "$WORK/ek.tab" | sort | uniq -c | first_lines 6)), $n load_msg kmallocs (expected $COUNT; $m events missed)"
 	fi
 	if [ $ok_c = 1 ] && stop_and_table ec filters.e_cache; then
 		other=$(ev_count "$WORK/ec.tab" '$5 != "kmem_cache_alloc" && $5 != "kmem_cache_free"')
@@ -72,16 +73,18 @@ if wl_start we msg 100 $COUNT + openclose $COUNT + pipe 4; then
 	if [ $ok_p = 1 ] && stop_and_table ep filters.e_page; then
 		other=$(ev_count "$WORK/ep.tab" '$5 != "mm_page_alloc" && $5 != "mm_page_free"')
 		n=$(ev_count "$WORK/ep.tab" '$5 == "mm_page_alloc" && $13 == 0 && $10 == "'"$PIPE_GFP"'"')
-		[ "$other" -eq 0 ] && within_misses filters.e_page "$n" 4 "$(ks_misses ep)"
-		check $? filters.e_page "-e page: $other lines of other events, $n pipe page allocations (expected 4; $(ks_misses ep) events missed)"
+		m=$(ks_misses ep)
+		[ "$other" -eq 0 ] && within_misses filters.e_page "$n" 4 "$m"
+		check $? filters.e_page "-e page: $other lines of other events, $n pipe page allocations (expected 4; $m events missed)"
 	fi
 	if [ $ok_kp = 1 ] && stop_and_table ekp filters.e_kmalloc_page; then
 		other=$(ev_count "$WORK/ekp.tab" '$5 ~ /^kmem_cache_/')
 		n=$(ev_count "$WORK/ekp.tab" '$6 ~ /^load_msg\+/ && $8 == 148')
 		np=$(ev_count "$WORK/ekp.tab" '$5 == "mm_page_alloc" && $13 == 0 && $10 == "'"$PIPE_GFP"'"')
-		[ "$other" -eq 0 ] && within_misses filters.e_kmalloc_page "$n" "$COUNT" "$(ks_misses ekp)" &&
-			within_misses filters.e_kmalloc_page "$np" 4 "$(ks_misses ekp)"
-		check $? filters.e_kmalloc_page "-e kmalloc,page: $other kmem_cache lines, $n load_msg kmallocs (expected $COUNT), $np pipe pages (expected 4; $(ks_misses ekp) events missed)"
+		m=$(ks_misses ekp)
+		[ "$other" -eq 0 ] && within_misses filters.e_kmalloc_page "$n" "$COUNT" "$m" &&
+			within_misses filters.e_kmalloc_page "$np" 4 "$m"
+		check $? filters.e_kmalloc_page "-e kmalloc,page: $other kmem_cache lines, $n load_msg kmallocs (expected $COUNT), $np pipe pages (expected 4; $m events missed)"
 	fi
 else
 	fail_rest filters.e_kmalloc filters.e_cache filters.e_page filters.e_kmalloc_page "the workload did not start"
@@ -146,8 +149,9 @@ if wl_start noise noise 60 333; then
 			if stop_and_table kc filters.comm; then
 				wrong=$(awk -F'\t' -v c="$COMM" '$1 != c { print $1 }' "$WORK/kc.tab" | sort | uniq -c | first_lines 4)
 				n=$(ev_count "$WORK/kc.tab" '$6 ~ /^load_msg\+/ && $8 == 148 && $2 == '"${WL_PID[wc]}")
-				[ -z "$wrong" ] && within_misses filters.comm "$n" "$COUNT" "$(ks_misses kc)"
-				check $? filters.comm "-c $COMM: lines of other comms: '${wrong:-none}'; $n load_msg kmallocs of the $COMM process (expected $COUNT; $(ks_misses kc) events missed)"
+				m=$(ks_misses kc)
+				[ -z "$wrong" ] && within_misses filters.comm "$n" "$COUNT" "$m"
+				check $? filters.comm "-c $COMM: lines of other comms: '${wrong:-none}'; $n load_msg kmallocs of the $COMM process (expected $COUNT; $m events missed)"
 			fi
 		else
 			WORKLOAD=$saved
@@ -180,8 +184,9 @@ elif wl_start wC msg 100 $COUNT; then
 	if [ $ok_a = 1 ] && stop_and_table cA filters.cpu_pid; then
 		off=$(ev_count "$WORK/cA.tab" '$3 != "'"$Xf"'"')
 		n=$(ev_count "$WORK/cA.tab" '$6 ~ /^load_msg\+/ && $8 == 148')
-		[ "$off" -eq 0 ] && within_misses filters.cpu_pid "$n" "$COUNT" "$(ks_misses cA)"
-		check $? filters.cpu_pid "-p $P -C $X (workload bound to CPU $X): $off lines of other CPUs, $n load_msg kmallocs (expected $COUNT; $(ks_misses cA) events missed)"
+		m=$(ks_misses cA)
+		[ "$off" -eq 0 ] && within_misses filters.cpu_pid "$n" "$COUNT" "$m"
+		check $? filters.cpu_pid "-p $P -C $X (workload bound to CPU $X): $off lines of other CPUs, $n load_msg kmallocs (expected $COUNT; $m events missed)"
 	fi
 	if [ $ok_b = 1 ] && stop_and_table cB filters.cpu_other; then
 		off=$(ev_count "$WORK/cB.tab" '$3 != "'"$Yf"'"')
@@ -192,8 +197,9 @@ elif wl_start wC msg 100 $COUNT; then
 	if [ $ok_c = 1 ] && stop_and_table cC filters.cpu_only; then
 		off=$(ev_count "$WORK/cC.tab" '$3 != "'"$Xf"'"')
 		n=$(ev_count "$WORK/cC.tab" '$6 ~ /^load_msg\+/ && $8 == 148 && $2 == '"$P")
-		[ "$off" -eq 0 ] && within_misses filters.cpu_only "$n" "$COUNT" "$(ks_misses cC)"
-		check $? filters.cpu_only "-C $X: $off lines of other CPUs, $n load_msg kmallocs of the workload (expected $COUNT; $(ks_misses cC) events missed)"
+		m=$(ks_misses cC)
+		[ "$off" -eq 0 ] && within_misses filters.cpu_only "$n" "$COUNT" "$m"
+		check $? filters.cpu_only "-C $X: $off lines of other CPUs, $n load_msg kmallocs of the workload (expected $COUNT; $m events missed)"
 	fi
 else
 	fail_rest filters.cpu_pid filters.cpu_other filters.cpu_only "the workload did not start"
@@ -212,8 +218,9 @@ if wl_start wt thread-msg 100 $COUNT; then
 	if [ $ok_t = 1 ] && stop_and_table tT filters.tid; then
 		off=$(ev_count "$WORK/tT.tab" '$2 != '"$T")
 		n=$(ev_count "$WORK/tT.tab" '$6 ~ /^load_msg\+/ && $8 == 148')
-		[ "$off" -eq 0 ] && within_misses filters.tid "$n" "$COUNT" "$(ks_misses tT)"
-		check $? filters.tid "-t $T: $off lines of other tasks, $n load_msg kmallocs (expected $COUNT; $(ks_misses tT) events missed)"
+		m=$(ks_misses tT)
+		[ "$off" -eq 0 ] && within_misses filters.tid "$n" "$COUNT" "$m"
+		check $? filters.tid "-t $T: $off lines of other tasks, $n load_msg kmallocs (expected $COUNT; $m events missed)"
 	fi
 	if [ $ok_p = 1 ] && stop_and_table tP filters.tid_process; then
 		off=$(ev_count "$WORK/tP.tab" '$2 != '"$T"' && $2 != '"$P")

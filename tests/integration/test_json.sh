@@ -144,8 +144,9 @@ print(sum(c["allocs"] for c in page["orders"] if c["order"] == 0),
 PY
 	read -r order0 adds_up < <(tail -n 1 "$WORK/p.check")
 	# At least PAGES: less by no more than the events the kernel skipped.
-	[ "${order0:-0}" -ge $((PAGES - $(ks_misses p))) ] 2>/dev/null && [ "$adds_up" = True ]
-	check $? json.stat_page "order-0 allocations in the orders table: '$order0' (want at least $PAGES, less by no more than the $(ks_misses p) events missed), the cells add up to page.allocs: '$adds_up': $(head -c 300 "$WORK/p.check" | tr '\n' ' ')"
+	m=$(ks_misses p)
+	[ "${order0:-0}" -ge $((PAGES - m)) ] 2>/dev/null && [ "$adds_up" = True ]
+	check $? json.stat_page "order-0 allocations in the orders table: '$order0' (want at least $PAGES, less by no more than the $m events missed), the cells add up to page.allocs: '$adds_up': $(head -c 300 "$WORK/p.check" | tr '\n' ' ')"
 else
 	fail json.stat_page "$(ks_start_fail_why p)"
 fi
