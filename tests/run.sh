@@ -13,9 +13,10 @@
 # and, when the arm64 build is there (make test builds it), tools/vmtest
 # --arch arm64 on the newest arm64 kernel (VMTEST_ARM64: the series,
 # default "newest"; "all" the whole arm64 matrix, which takes about as
-# long as the x86 one and so runs outside CI; 0 none), side by side with
-# the x86 matrix within the same VMs at a time (tools/vmtest's
-# VMTEST_SLOTS), its results counted after the x86 ones.
+# long as the x86 one and so runs outside CI; 0 none), started before the
+# host's tests and run beside them, then beside the x86 matrix within the
+# same VMs at a time (tools/vmtest's VMTEST_SLOTS), its results counted
+# after the x86 ones.
 #
 # Run from anywhere (make test runs it from the top as root, after make).
 # Arguments: optional test script names or paths to run instead of all,
@@ -87,15 +88,6 @@ else
 	done
 fi
 
-for s in "${scripts[@]}"; do
-	if [ ! -f "$s" ]; then
-		echo "FAIL: $(basename "$s" .sh): no such test script"
-		failed=$((failed + 1))
-		continue
-	fi
-	run "$(basename "$s" .sh)" bash "$s"
-done
-
 arm64_series=${VMTEST_ARM64:-newest}
 [ "$arm64_series" = all ] && arm64_series=""
 arm64=0
@@ -108,13 +100,26 @@ fi
 # shellcheck disable=SC2206
 arm64_cmd=(env -u KMEMSNOOP_STATIC -u WORKLOAD -u BPF_PROGS tools/vmtest --arch arm64 $arm64_series)
 if [ $vmtest = 1 ] && [ $arm64 = 1 ]; then
-	# Side by side: each VM takes one host CPU, and the arm64 one would
-	# otherwise boot alone after the x86 matrix with a CPU idle.  Its
-	# results are counted once it ends, after the x86 ones.
+	# The arm64 VM, the longest, boots now, beside the host's tests, which
+	# leave a CPU mostly idle (they wait on workloads and timers), then
+	# shares the VMs at a time with the x86 matrix (each VM takes one host
+	# CPU).  Its results are counted once it ends, after the x86 ones.
 	slots=$(mktemp -d "${TMPDIR:-/tmp}/kmemsnoop-slots.XXXXXX") || exit 1
 	arm64_log=$slots/arm64.log
 	(VMTEST_SLOTS=$slots timeout -k 10 "${VMTEST_SUITE_TIMEOUT:-3600}" "${arm64_cmd[@]}" \
 		>"$arm64_log" 2>&1; echo $? >"$slots/arm64.rc") &
+fi
+
+for s in "${scripts[@]}"; do
+	if [ ! -f "$s" ]; then
+		echo "FAIL: $(basename "$s" .sh): no such test script"
+		failed=$((failed + 1))
+		continue
+	fi
+	run "$(basename "$s" .sh)" bash "$s"
+done
+
+if [ $vmtest = 1 ] && [ $arm64 = 1 ]; then
 	VMTEST_SLOTS=$slots RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest tools/vmtest
 	# shellcheck disable=SC2016
 	RUN_TIMEOUT=$((${VMTEST_SUITE_TIMEOUT:-3600} + 60)) run vmtest-arm64 \
