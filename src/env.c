@@ -392,10 +392,12 @@ static bool opt_page(struct parse *p, const char *arg)
 static bool opt_sort(struct parse *p, const char *arg)
 {
 	struct kstat_opts *o = &p->env->stat_opts;
-	struct kstat_sort *sort = p->caller_seq > p->alloc_seq ? &o->caller_sort : &o->alloc_sort;
+	bool page = p->page_seq > p->slab_seq, caller = p->caller_seq > p->alloc_seq;
+	struct kstat_sort *sort = page ? (caller ? &o->page_caller_sort : &o->page_alloc_sort)
+				       : (caller ? &o->caller_sort : &o->alloc_sort);
 
 	p->stat_option = true;
-	return !kstat_sort_parse(arg, p->page_seq > p->slab_seq, sort, p->err, p->err_size);
+	return !kstat_sort_parse(arg, page, sort, p->err, p->err_size);
 }
 
 static bool opt_line(struct parse *p, const char *arg)
@@ -588,10 +590,11 @@ static const struct opt_spec options[] = {
 	  "with --stat: the page allocator (order x migrate type x GFP flags); with --slab too, "
 	  "both", opt_page, 0 },
 	{ "sort", 's', required_argument, "=KEYS", GROUP_STAT,
-	  "with --stat: sort the table named last (--caller or --alloc; default --alloc) by "
-	  "KEYS, comma separated, largest first: ptr, callsite, bytes, hit, pingpong, frag "
-	  "(default frag,hit,bytes); after --page: page, callsite, bytes, hit, order, migtype, "
-	  "gfp (default bytes,hit)", opt_sort, 0 },
+	  "with --stat: sort the table named last (--caller or --alloc; default --alloc) of the "
+	  "allocator named last (--slab or --page; default --slab) by KEYS, comma separated, "
+	  "largest first: ptr, callsite, bytes, hit, pingpong, frag (default frag,hit,bytes); "
+	  "after --page: page, callsite, bytes, hit, order, migtype, gfp (default bytes,hit)",
+	  opt_sort, 0 },
 	{ "line", 'l', required_argument, "=N", GROUP_STAT,
 	  "with --stat: print N rows of the table named last (default: all; the lifetime and "
 	  "process tables follow the --caller table's N, default 10)", opt_line, 0 },
