@@ -392,10 +392,12 @@ static bool opt_page(struct parse *p, const char *arg)
 static bool opt_sort(struct parse *p, const char *arg)
 {
 	struct kstat_opts *o = &p->env->stat_opts;
-	struct kstat_sort *sort = p->caller_seq > p->alloc_seq ? &o->caller_sort : &o->alloc_sort;
+	bool page = p->page_seq > p->slab_seq, caller = p->caller_seq > p->alloc_seq;
+	struct kstat_sort *sort = page ? (caller ? &o->page_caller_sort : &o->page_alloc_sort)
+				       : (caller ? &o->caller_sort : &o->alloc_sort);
 
 	p->stat_option = true;
-	return !kstat_sort_parse(arg, p->page_seq > p->slab_seq, sort, p->err, p->err_size);
+	return !kstat_sort_parse(arg, page, sort, p->err, p->err_size);
 }
 
 static bool opt_line(struct parse *p, const char *arg)
@@ -588,10 +590,11 @@ static const struct opt_spec options[] = {
 	  "with --stat: the page allocator (order x migrate type x GFP flags); with --slab too, "
 	  "both", opt_page, 0 },
 	{ "sort", 's', required_argument, "=KEYS", GROUP_STAT,
-	  "with --stat: sort the table named last (--caller or --alloc; default --alloc) by "
-	  "KEYS, comma separated, largest first: ptr, callsite, bytes, hit, pingpong, frag "
-	  "(default frag,hit,bytes); after --page: page, callsite, bytes, hit, order, migtype, "
-	  "gfp (default bytes,hit)", opt_sort, 0 },
+	  "with --stat: sort the table named last (--caller or --alloc; default --alloc) of the "
+	  "allocator named last (--slab or --page; default --slab) by KEYS, comma separated, "
+	  "largest first: ptr, callsite, bytes, hit, pingpong, frag (default frag,hit,bytes); "
+	  "after --page: page, callsite, bytes, hit, order, migtype, gfp (default bytes,hit)",
+	  opt_sort, 0 },
 	{ "line", 'l', required_argument, "=N", GROUP_STAT,
 	  "with --stat: print N rows of the table named last (default: all; the lifetime and "
 	  "process tables follow the --caller table's N, default 10)", opt_line, 0 },
@@ -630,11 +633,11 @@ static const char usage_head[] =
 	"       kmemsnoop --hist[=req] [OPTION...] [INTERVAL [COUNT]]\n"
 	"       kmemsnoop --stat [--caller] [--alloc] [OPTION...] [INTERVAL [COUNT]]\n"
 	"       kmemsnoop -i DIR --stat [--caller] [--alloc] [OPTION...]\n"
-	"Trace the kernel's memory allocations and frees (kmalloc, slab caches, pages)\n"
-	"with BPF, printed as ftrace-style text or written as kmemtrace binary files;\n"
-	"or, with --allocinfo, add them up per call site in the kernel and print them\n"
-	"in the format of the kernel's /proc/allocinfo; or, with --hist, count them by\n"
-	"size in the kernel and show histograms every second, live on a terminal.\n";
+	"Trace the kernel's memory allocations and frees (kmalloc, slab caches, pages,\n"
+	"vmalloc, percpu) with BPF, printed as ftrace-style text or written as kmemtrace\n"
+	"binary files; or, with --allocinfo, add them up per call site in the kernel and\n"
+	"print them in the format of the kernel's /proc/allocinfo; or, with --hist, count\n"
+	"them by size in the kernel and show histograms every second, live on a terminal.\n";
 
 static const char usage_tail[] =
 	"Text output (stdout) is one line per event, like the kernel's kmem trace events,\n"
@@ -654,9 +657,11 @@ static const char usage_tail[] =
 	"are counted as size x possible CPUs.\n"
 	"vmalloc areas are traced through fentry/fexit: where the kernel refuses it,\n"
 	"through its vmap_area tracepoints (6.2+: the area's size with its guard page,\n"
-	"the call site from a kernel stack); where a trampoline takes fewer than nine\n"
-	"arguments (x86-64 before 6.6, arm64 at eight), through __vmalloc_node only,\n"
-	"which direct callers of the vmalloc core bypass. Slab objects allocated or freed\n"
+	"the call site from a kernel stack), and not at all before 6.2; where a\n"
+	"trampoline takes fewer than nine arguments (x86-64 before 6.6, arm64 at eight),\n"
+	"through __vmalloc_node only, which direct callers of the vmalloc core bypass,\n"
+	"as do vmalloc() and vzalloc() where the compiler inlined it into them (Debian's\n"
+	"5.10). Slab objects allocated or freed\n"
 	"in bulk (kmem_cache_alloc_bulk, kmem_cache_free_bulk, kfree_bulk) are traced\n"
 	"through fentry/fexit only: not seen where the kernel refuses it or, as arm64\n"
 	"before 6.0, has no trampolines. kmemsnoop says so at start.\n"

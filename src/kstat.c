@@ -1419,9 +1419,11 @@ void kstat_print(struct kstat *ks, const struct kstat_opts *o, const struct ksta
 		if (o->caller || o->alloc)
 			width = print_gfp_legend(ks, names, out);
 		if (o->caller)
-			print_page_table(ks, true, o->caller_lines, &o->caller_sort, width, names, out);
+			print_page_table(ks, true, o->caller_lines, &o->page_caller_sort, width, names,
+					 out);
 		if (o->alloc)
-			print_page_table(ks, false, o->alloc_lines, &o->alloc_sort, width, names, out);
+			print_page_table(ks, false, o->alloc_lines, &o->page_alloc_sort, width, names,
+					 out);
 		print_page_summary(ks, out);
 	}
 	if (o->slab)

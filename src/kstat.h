@@ -60,7 +60,10 @@ struct kstat_opts {
 	bool caller, alloc;  /* --caller, --alloc: the tables to print */
 	int caller_lines;    /* -l for the caller table, -1: all */
 	int alloc_lines;
+	/* Four lists, as perf keeps: -s sorts the slab or the page tables,
+	 * whichever of --slab and --page was named last. */
 	struct kstat_sort caller_sort, alloc_sort;
+	struct kstat_sort page_caller_sort, page_alloc_sort;
 };
 
 /* Names a call site: "func+hex" as perf prints it, "0x..." when unknown

@@ -32,10 +32,14 @@
 #                   Reclaimable)
 # Then messages held for HOLD seconds (msg-hold):
 #   stat.alive      kmemsnoop stopped while they are held counts them alive
-#   stat.lifetime   after their release, every load_msg lifetime is in the
-#                   bucket from 2^30 ns (they lived >= HOLD > 1.07 s) or the
-#                   next one, which ends at 2^32 ns (4.3 s: HOLD and the
-#                   test's own steps between their sends and receives)
+#   stat.lifetime   traced by comm, with QUICK_COUNT messages of a second
+#                   workload sent and received at once while they are held:
+#                   after their release, the load_msg row has HOLD_COUNT
+#                   lifetimes in the bucket from 2^30 ns (they lived >= HOLD
+#                   > 1.07 s) or the next one, which ends at 2^32 ns (4.3 s:
+#                   HOLD and the test's own steps between their sends and
+#                   receives), and QUICK_COUNT below 2^27 ns (134 ms); its
+#                   p50 bound is below 134 ms and its p99 bound 2.1s or 4.3s
 # And "--stat 0.2 3" prints the tables 3 times, then ends (stat.interval).
 # perf is not installed by the test: without it the perf tests SKIP.
 . "$(dirname "$0")/../lib.sh"
@@ -51,6 +55,7 @@ MSG_COUNT=7
 HOLD_SIZE=100
 HOLD_COUNT=5
 HOLD=1.2
+QUICK_COUNT=7
 
 require_root
 require_kmemsnoop
@@ -367,7 +372,8 @@ if ! wl_start h msg-hold "$HOLD_SIZE" "$HOLD_COUNT"; then
 fi
 PID=${WL_PID[h]}
 ks_start ka --stat --caller -l 1000 -p "$PID" || fail_rest stat.alive "kmemsnoop: $(ks_start_fail_why ka)"
-ks_start kl --stat --caller -l 1000 -p "$PID" || fail_rest stat.lifetime "kmemsnoop: $(ks_start_fail_why kl)"
+ks_start kl --stat --caller -l 1000 -c "${WORKLOAD##*/}" ||
+	fail_rest stat.lifetime "kmemsnoop: $(ks_start_fail_why kl)"
 wl_go h
 if ! wait_held h; then
 	wl_kill h
@@ -381,19 +387,28 @@ if [ -z "${REPORTED[stat.alive]}" ]; then
 	[ "$alive" = "$HOLD_COUNT" ]
 	check $? stat.alive "the load_msg lifetime row says '$alive' alive while $HOLD_COUNT are held: '$row'" "$(ks_out ka)"
 fi
+"$WORKLOAD" msg "$HOLD_SIZE" "$QUICK_COUNT" >"$WORK/quick.out" 2>&1 ||
+	fail_rest stat.lifetime "the quick messages failed: $(head -c 200 "$WORK/quick.out")"
 sleep "$HOLD"
 wl_go h
 wl_wait h || fail stat.workload_hold "the workload failed (status ${WL_RC[h]})" "$WORK/h.werr"
 if [ -z "${REPORTED[stat.lifetime]}" ]; then
 	ks_stop kl
-	# The histogram lines under " load_msg+...: N freed": "FROM -> TO : COUNT |...|".
+	# The histogram lines under " load_msg+...: N freed": "FROM -> TO : COUNT |...|",
+	# as "FROM COUNT TO".
 	awk '/^ load_msg\+[0-9a-f]+: [0-9]+ freed$/ {h = 1; next} h && /^$/ {h = 0}
-	h && / -> / { print $1, $5 }' "$(ks_out kl)" >"$WORK/life"
+	h && / -> / { print $1, $5, $3 }' "$(ks_out kl)" >"$WORK/life"
 	total=$(awk '{t += $2} END {print t + 0}' "$WORK/life")
-	# A bucket starting below 1.07 s prints in ns, us or ms, or below "1.0s".
-	short=$(awk '$2 > 0 && ($1 !~ /[0-9]s$/ || $1 ~ /[mun]s$/ || $1 + 0 < 1.0) {t += $2} END {print t + 0}' "$WORK/life")
-	long=$(awk '$2 > 0 && $1 ~ /[0-9]s$/ && $1 !~ /[mun]s$/ && $1 + 0 >= 4.0 {t += $2} END {print t + 0}' "$WORK/life")
-	[ "$total" = "$HOLD_COUNT" ] && [ "$short" = 0 ] && [ "$long" = 0 ]
-	check $? stat.lifetime "$total load_msg lifetimes ($HOLD_COUNT expected), $short below 2^30 ns and $long from 2^32 ns though held $HOLD s: $(tr '\n' ';' <"$WORK/life")" "$(ks_out kl)"
+	# Bucket bounds print as "N.Nns", "us", "ms" or "s" (rounded: 5% slack): in ns.
+	to_ns='function ns(v) { return v ~ /ns$/ ? v + 0 : v ~ /us$/ ? v * 1e3 : v ~ /ms$/ ? v * 1e6 : v * 1e9 }'
+	quick=$(awk "$to_ns"' $2 > 0 && ns($3) <= 2^27 * 1.05 {t += $2} END {print t + 0}' "$WORK/life")
+	held=$(awk "$to_ns"' $2 > 0 && ns($1) >= 2^30 * 0.95 && ns($3) <= 2^32 * 1.05 {t += $2} END {print t + 0}' "$WORK/life")
+	# The row's p50 and p99 columns, "... | p50 < | p99 <".
+	row=$(awk -v n=" load_msg+" '/^LIFETIMES per call site/{t = 1} t && index($0, n) == 1 && / \| /' "$(ks_out kl)" | head -n1)
+	read -r p50 p99 <<<"$(echo "$row" | awk -F'|' '{gsub(/ /, "", $5); gsub(/ /, "", $6); print $5, $6}')"
+	p50_ok=$(awk "$to_ns"' BEGIN { print (ns(ARGV[1]) <= 2^27 * 1.05) }' "$p50")
+	[ "$total" = $((HOLD_COUNT + QUICK_COUNT)) ] && [ "$quick" = "$QUICK_COUNT" ] &&
+		[ "$held" = "$HOLD_COUNT" ] && [ "$p50_ok" = 1 ] && { [ "$p99" = 2.1s ] || [ "$p99" = 4.3s ]; }
+	check $? stat.lifetime "$total load_msg lifetimes ($((HOLD_COUNT + QUICK_COUNT)) expected), $quick below 2^27 ns ($QUICK_COUNT sent at once), $held from 2^30 to 2^32 ns ($HOLD_COUNT held $HOLD s); p50 < $p50, p99 < $p99: $(tr '\n' ';' <"$WORK/life")" "$(ks_out kl)"
 fi
 finish

@@ -135,6 +135,16 @@ static void test_stat(struct unit *u)
 	CHECK(&c, env.interval == 2 && env.count == 3);
 	CHECK(&c, parse_line("--stat --page -s order", &env, err, sizeof(err)) == ENV_RUN);
 	CHECK(&c, env.stat_opts.page && !env.stat_opts.slab && env.events == EV_PAGE);
+	CHECK(&c, env.stat_opts.page_alloc_sort.nkeys == 1 &&
+		  env.stat_opts.page_alloc_sort.keys[0] == KSTAT_KEY_ORDER);
+	/* The page tables' keys leave the slab tables' defaults alone. */
+	CHECK(&c, parse_line("--stat --slab --caller -s hit --page --caller -s order", &env, err,
+			     sizeof(err)) == ENV_RUN);
+	CHECK(&c, env.stat_opts.caller_sort.nkeys == 1 &&
+		  env.stat_opts.caller_sort.keys[0] == KSTAT_KEY_HIT);
+	CHECK(&c, env.stat_opts.page_caller_sort.nkeys == 1 &&
+		  env.stat_opts.page_caller_sort.keys[0] == KSTAT_KEY_ORDER);
+	CHECK(&c, env.stat_opts.alloc_sort.nkeys == 0 && env.stat_opts.page_alloc_sort.nkeys == 0);
 	CHECK(&c, parse_line("--stat --slab --page -e kmalloc", &env, err, sizeof(err)) == ENV_RUN);
 	CHECK(&c, env.stat_opts.page && env.stat_opts.slab && env.events == EV_KMALLOC);
 	CHECK(&c, parse_line("-i /d --stat --caller", &env, err, sizeof(err)) == ENV_RUN);
