@@ -152,7 +152,7 @@ STATIC_KMEMSNOOP := $(OUTPUT)/static/kmemsnoop
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(VMLINUX_DIR) -Isrc/bpf $(LIBBPF_CFLAGS)
 
-APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/fentry.c src/vmcallers.c src/kernel_features.c \
+APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/fentry.c src/vmcallers.c src/textranges.c src/kernel_features.c \
 	src/pfn.c src/record.c src/idtab.c src/cachetab.c src/tasktab.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c \
 	src/gfp.c src/stream.c src/allocinfo.c src/aitable.c src/alloctag.c src/srcline.c \
 	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c src/kstat.c \

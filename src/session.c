@@ -19,6 +19,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "alloctag.h"
 #include "budget.h"
 #include "clock.h"
 #include "env.h"
@@ -30,6 +31,7 @@
 #include "memfit.h"
 #include "pfn.h"
 #include "session.h"
+#include "textranges.h"
 #include "vmcallers.h"
 
 #define POLL_MS 100
@@ -386,22 +388,50 @@ static void configure_large(struct session *s)
 	ro->large_min_order = order;
 }
 
-/* The vmalloc API's own text, which a call site taken from a kernel stack
- * steps over (vmalloc.bpf.h): only where such a stack is taken. */
-static void configure_vmalloc(struct session *s)
+/* Fills table with the functions select() names, from text_ranges[first]
+ * on; returns the next free range. */
+static int text_table(struct session *s, enum kmt_text_table table, int first, int max,
+		      bool (*select)(const char *name), const char *what)
 {
 	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
-	int n;
+	int functions, left_out, n;
 
-	if (!session_source_wanted(s, SRC_VFREE) && !session_source_wanted(s, SRC_VFREE_ATOMIC) &&
-	    !session_source_wanted(s, SRC_ALLOC_VMAP_AREA) &&
-	    !session_source_wanted(s, SRC_FREE_VMAP_AREA_NOFLUSH))
-		return;
-	n = vmcallers_ranges(session_ksyms(s), (struct kmt_text_range *)ro->vm_internal,
-			     KMT_VM_RANGES);
-	ro->vm_internal_n = n;
+	n = textranges_of(session_ksyms(s), select, (struct kmt_text_range *)ro->text_ranges + first,
+			  max, &functions, &left_out);
+	ro->text_first[table] = first;
+	ro->text_end[table] = first + n;
+	if (left_out)
+		fprintf(stderr, "kmemsnoop: %d of the %d %s functions do not fit in %d ranges: call "
+				"sites found in their stacks may name them\n",
+			left_out, functions, what, max);
 	if (s->env->verbose)
-		fprintf(stderr, "kmemsnoop: %d vmalloc functions stepped over in call sites\n", n);
+		fprintf(stderr, "kmemsnoop: %d %s functions (%d ranges) stepped over in call sites\n",
+			functions, what, n);
+	return first + n;
+}
+
+/*
+ * The text a call site taken from a kernel stack steps over
+ * (stacksite.bpf.h), only where such a stack is taken: the vmalloc API's
+ * for vfree and the vmap_area tracepoints, the allocators' for the
+ * stream's pages under --stat --page (its tables' call sites; the other
+ * modes' streams keep the event's 0, as the kernel's trace has none).
+ */
+static void configure_text_ranges(struct session *s)
+{
+	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
+	int next = 0;
+
+	if (session_source_wanted(s, SRC_VFREE) || session_source_wanted(s, SRC_VFREE_ATOMIC) ||
+	    session_source_wanted(s, SRC_ALLOC_VMAP_AREA) ||
+	    session_source_wanted(s, SRC_FREE_VMAP_AREA_NOFLUSH))
+		next = text_table(s, KMT_TEXT_VMALLOC, next, KMT_VM_RANGES, vmcallers_is_api,
+				  "vmalloc");
+	if (s->env->stat && s->env->stat_opts.page && session_source_wanted(s, SRC_MM_PAGE_ALLOC)) {
+		ro->stream_page_sites = true;
+		text_table(s, KMT_TEXT_PAGE_ALLOC, next, KMT_PAGE_ALLOC_RANGES,
+			   alloctag_is_allocator, "allocator");
+	}
 }
 
 /* Whether func returns bool (kmem_cache_alloc_bulk since 7.x) rather than a count. */
@@ -476,7 +506,7 @@ static void configure_common(struct session *s)
 	ro->possible_cpus = s->ncpus;
 	ro->vmemmap_base = s->vmemmap_base;
 	configure_large(s);
-	configure_vmalloc(s);
+	configure_text_ranges(s);
 	configure_bulk(s);
 	if (ro->sized_frees)
 		bpf_map__set_max_entries(s->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);

@@ -2,7 +2,6 @@
 /* The vmalloc API's text: see vmcallers.h. */
 #include <string.h>
 
-#include "ksyms.h"
 #include "vmcallers.h"
 
 /* Names without the _noprof of 6.10+ and compiler clone suffixes. */
@@ -31,20 +30,4 @@ bool vmcallers_is_api(const char *name)
 		if (strlen(api[i]) == n && !strncmp(name, api[i], n))
 			return true;
 	return false;
-}
-
-int vmcallers_ranges(const struct ksyms *ks, struct kmt_text_range *ranges, int max)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < ksyms_count(ks) && n < max; i++) {
-		const struct ksym *s = ksyms_at(ks, i);
-
-		if (s->module || !s->size || !vmcallers_is_api(s->name))
-			continue;
-		ranges[n].start = s->addr;
-		ranges[n].end = s->addr + s->size;
-		n++;
-	}
-	return n;
 }

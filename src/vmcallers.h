@@ -17,7 +17,4 @@ struct ksyms;
 /* Is this function (a kallsyms name) part of the vmalloc API? */
 bool vmcallers_is_api(const char *name);
 
-/* Fills at most max ranges of vmlinux text; returns how many. */
-int vmcallers_ranges(const struct ksyms *ks, struct kmt_text_range *ranges, int max);
-
 #endif

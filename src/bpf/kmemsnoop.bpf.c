@@ -43,13 +43,13 @@ const volatile bool do_stat = false;
 const volatile __u32 filtered_free_classes = 0;
 
 #include "common.bpf.h"
+#include "stacksite.bpf.h"
 #include "stream.bpf.h"
 #include "hist.bpf.h"
 #include "pagesite.bpf.h"
 #include "allocinfo.bpf.h"
 #include "stat.bpf.h"
 #include "large.bpf.h"
-#include "vmalloc.bpf.h"
 
 /* Whether the stream, --stat or the histograms look at a free of this class. */
 static __always_inline bool free_wanted_by_filtered(__u32 class)
@@ -351,7 +351,7 @@ static __always_inline int on_alloc_vmap_area(__u64 *ctx, bool atomic_fetch, boo
 {
 	__u64 ptr = (int)ARG(ctx, 5) ? 0 : ARG(ctx, 0);
 
-	return on_vmalloc(ctx, atomic_fetch, vm_call_site(ctx), ptr, ARG(ctx, 1), ARG(ctx, 1), 0,
+	return on_vmalloc(ctx, atomic_fetch, stack_site(ctx, KMT_TEXT_VMALLOC), ptr, ARG(ctx, 1), ARG(ctx, 1), 0,
 			  -1, KMT_VMALLOC_AREA);
 }
 
@@ -370,7 +370,7 @@ static __always_inline int on_vfree_ptr(void *ctx, bool atomic_fetch, __u64 ptr,
 	if (do_hist)
 		hist_free(KMT_TYPE_VMALLOC, ptr);
 	if (do_stream)
-		stream_vfree(&ev, atomic_fetch, vm_call_site(ctx), ptr, flags);
+		stream_vfree(&ev, atomic_fetch, stack_site(ctx, KMT_TEXT_VMALLOC), ptr, flags);
 	return 0;
 }
 
@@ -418,7 +418,7 @@ static __always_inline bool in_range(__u64 ip, __u64 start, __u64 end)
  * (the trampoline's return address into it: 5.10 to 6.12), the next frame
  * is the call site; where it does not (7.x), the first frame in the
  * kernel's text, past the BPF program and trampoline (a caller in a module
- * then gives 0).  A few frames and two ranges, not vm_call_site()'s walk:
+ * then gives 0).  A few frames and two ranges, not stack_site()'s walk:
  * the verifier walks the object loop after it once per state it leaves.
  */
 static __always_inline __u64 bulk_call_site(void *ctx, int fn)

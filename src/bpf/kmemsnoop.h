@@ -152,12 +152,21 @@ struct kmt_stat_misc {
 };
 
 /*
- * vmalloc call sites taken from a kernel stack (vmalloc.bpf.h): the text
- * of the vmalloc API's functions, which user space finds in kallsyms.
- * The call site is the first frame after them.
+ * Call sites taken from a kernel stack (stacksite.bpf.h): the first frame
+ * after the text of a set of functions, which user space finds in
+ * kallsyms: the vmalloc API's (up to KMT_VM_RANGES ranges), the
+ * allocators' for pages (KMT_PAGE_ALLOC_RANGES), one array, each sorted.
  */
+enum kmt_text_table {
+	KMT_TEXT_VMALLOC,
+	KMT_TEXT_PAGE_ALLOC,
+	KMT_TEXT_TABLES,
+};
 #define KMT_VM_RANGES 64
-#define KMT_VM_FRAMES 12
+#define KMT_PAGE_ALLOC_RANGES 256
+#define KMT_TEXT_RANGES (KMT_VM_RANGES + KMT_PAGE_ALLOC_RANGES)
+#define KMT_TEXT_BISECT_STEPS 9 /* 2^9 > KMT_TEXT_RANGES */
+#define KMT_STACK_SITE_FRAMES 12
 /* The objects of one kmem_cache_{alloc,free}_bulk call the BPF side reads. */
 #define KMT_BULK_MAX 32
 /* The frames a bulk program looks through for its function's, then the caller. */

@@ -30,6 +30,11 @@
 #                   (the migrate type header differs: kmemsnoop names the
 #                   kernel's types in their order, perf labels index 1
 #                   Reclaimable)
+# PIPE_PAGES one-page pipe writes, "--stat --page --caller -p PID":
+#   stat.page_callers  the pipe's write function (anon_pipe_write, or
+#                   pipe_write before 6.13) has PIPE_PAGES hits of order 0,
+#                   and no row names an allocator (alloc_pages, folio_alloc,
+#                   a *_noprof function): the call site is the frame after them
 # Then messages held for HOLD seconds (msg-hold):
 #   stat.alive      kmemsnoop stopped while they are held counts them alive
 #   stat.lifetime   traced by comm, with QUICK_COUNT messages of a second
@@ -46,7 +51,8 @@
 
 TESTS=(stat.clean_stop stat.stream_clean_stop stat.stream_rows stat.stream_summary
 	stat.bpf_replay_rows stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
-	stat.replay_summary stat.replay_alloc_rows stat.perf_page_summary stat.alive stat.lifetime
+	stat.replay_summary stat.replay_alloc_rows stat.perf_page_summary stat.page_callers stat.alive
+	stat.lifetime
 	stat.interval)
 PP_SIZE=200
 PP_COUNT=40
@@ -56,6 +62,7 @@ HOLD_SIZE=100
 HOLD_COUNT=5
 HOLD=1.2
 QUICK_COUNT=7
+PIPE_PAGES=32
 
 require_root
 require_kmemsnoop
@@ -363,6 +370,26 @@ else
 	else
 		fail stat.perf_page_summary "the page SUMMARY differs from perf kmem --page stat's: $(diff "$WORK/perfpage.summary" "$WORK/kp.summary" | grep '^[<>]' | first_lines 4)" "$WORK/perfpage.summary" "$WORK/kp.summary"
 	fi
+fi
+
+# Page callers: the frame after the allocators' in a short stack.
+if ! wl_start pc pipe "$PIPE_PAGES"; then
+	fail stat.page_callers "the workload did not start: $(head -c 200 "$WORK/pc.werr")"
+elif ! ks_start kc --stat --page --caller -p "${WL_PID[pc]}"; then
+	fail stat.page_callers "kmemsnoop --stat --page --caller: $(ks_start_fail_why kc)"
+	wl_kill pc
+else
+	wl_run pc || fail stat.workload_pipe "the workload failed (status ${WL_RC[pc]})" "$WORK/pc.werr"
+	ks_stop kc
+	# The caller table's rows: "KB | hits | order | migtype | gfp | callsite"
+	# (perf's abbreviated GFP flags have "|" in them too: "HU|AC").
+	awk -F'|' '/ Callsite$/ {t++; next} t == 1 && NF >= 6 {
+		for (i = 1; i <= NF; i++) gsub(/^ +| +$/, "", $i); print $2, $3, $NF }' \
+		"$(ks_out kc)" >"$WORK/pc.rows"
+	hits=$(awk '$3 ~ /pipe_write$/ && $2 == 0 { h += $1 } END { print h + 0 }' "$WORK/pc.rows")
+	allocators=$(awk '$3 ~ /^_*(alloc_pages|alloc_frozen_pages|folio_alloc|get_free_pages)|_noprof$/ { print $3 }' "$WORK/pc.rows" | sort -u | tr '\n' ' ')
+	within_misses stat.page_callers "$hits" "$PIPE_PAGES" "$(ks_misses kc)" && [ -z "$allocators" ]
+	check $? stat.page_callers "$hits order-0 pages under *pipe_write ($PIPE_PAGES one-page pipe writes); rows naming an allocator: '$allocators'; the rows: $(first_lines 6 <"$WORK/pc.rows")" "$(ks_out kc)"
 fi
 
 # Held messages: alive while held, then lifetimes of at least HOLD.
