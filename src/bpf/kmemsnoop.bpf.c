@@ -351,8 +351,8 @@ static __always_inline int on_alloc_vmap_area(__u64 *ctx, bool atomic_fetch, boo
 {
 	__u64 ptr = (int)ARG(ctx, 5) ? 0 : ARG(ctx, 0);
 
-	return on_vmalloc(ctx, atomic_fetch, stack_site(ctx, KMT_TEXT_VMALLOC), ptr, ARG(ctx, 1), ARG(ctx, 1), 0,
-			  -1, KMT_VMALLOC_AREA);
+	return on_vmalloc(ctx, atomic_fetch, stack_site(ctx, KMT_TEXT_VMALLOC), ptr, ARG(ctx, 1),
+			  ARG(ctx, 1), 0, -1, KMT_VMALLOC_AREA);
 }
 
 static __always_inline int on_vfree_ptr(void *ctx, bool atomic_fetch, __u64 ptr, __u8 flags)
