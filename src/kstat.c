@@ -1082,22 +1082,45 @@ static int print_gfp_legend(const struct kstat *ks, const struct kstat_names *na
 	return width > header ? width : header;
 }
 
-static void print_page_table(const struct kstat *ks, bool caller, int lines,
-			     const struct kstat_sort *sort, int gfp_width,
-			     const struct kstat_names *names, FILE *out)
+/* The rows of a page table (callers or pages) in sort's order; NULL when
+ * out of memory.  The caller frees them. */
+static struct pagestat *sorted_page_rows(const struct kstat *ks, bool caller,
+					 const struct kstat_sort *sort, size_t *n)
 {
 	const struct table *t = caller ? &ks->page_callers : &ks->page_allocs;
 	struct pagestat *rows = malloc((t->n ? t->n : 1) * sizeof(*rows));
-	char full[512], compact[256], site[256];
-	size_t i;
 
+	*n = rows ? t->n : 0;
 	if (!rows)
-		return;
+		return NULL;
 	if (t->n)
 		memcpy(rows, t->items, t->n * sizeof(*rows));
 	if (t->n > 1)
 		qsort_r(rows, t->n, sizeof(*rows), page_row_cmp,
 			(void *)(sort->nkeys ? sort : &default_page_sort));
+	return rows;
+}
+
+/* A page row's call site as the tables print it. */
+static void page_site(const struct kstat_names *names, const struct pagestat *r, char *buf,
+		      size_t size)
+{
+	if (r->callsite)
+		names->callsite(names->ctx, r->callsite, false, buf, size);
+	else
+		snprintf(buf, size, "(unknown)");
+}
+
+static void print_page_table(const struct kstat *ks, bool caller, int lines,
+			     const struct kstat_sort *sort, int gfp_width,
+			     const struct kstat_names *names, FILE *out)
+{
+	size_t n, i;
+	struct pagestat *rows = sorted_page_rows(ks, caller, sort, &n);
+	char full[512], compact[256], site[256];
+
+	if (!rows)
+		return;
 	fputc('\n', out);
 	dotted(out);
 	if (!caller)
@@ -1105,21 +1128,18 @@ static void print_page_table(const struct kstat *ks, bool caller, int lines,
 	fprintf(out, " Total alloc (KB) | Hits      | Order | Mig.type | %-*s | Callsite\n",
 		gfp_width, "GFP flags");
 	dotted(out);
-	for (i = 0; i < t->n && (lines < 0 || i < (size_t)lines); i++) {
+	for (i = 0; i < n && (lines < 0 || i < (size_t)lines); i++) {
 		const struct pagestat *r = &rows[i];
 
 		page_gfp(names, r->gfp, full, sizeof(full), compact, sizeof(compact));
-		if (r->callsite)
-			names->callsite(names->ctx, r->callsite, false, site, sizeof(site));
-		else
-			snprintf(site, sizeof(site), "(unknown)");
+		page_site(names, r, site, sizeof(site));
 		if (!caller)
 			fprintf(out, " %16llu |", (unsigned long long)r->page);
 		fprintf(out, " %16llu | %9d | %5d | %8s | %-*s | %s\n",
 			(unsigned long long)(r->alloc_bytes / 1024), r->nr_alloc, r->order,
 			migrate_name(r->migtype), gfp_width, compact, site);
 	}
-	if (i < t->n)
+	if (i < n)
 		fprintf(out, "%s ...              | ...       | ...   | ...      | %-*s | ...\n",
 			caller ? "" : " ...              |", gfp_width, "...");
 	dotted(out);
@@ -1465,6 +1485,38 @@ static void json_slab_rows(const struct kstat *ks, bool caller, int lines,
 	free(rows);
 }
 
+static void json_page_rows(const struct kstat *ks, bool caller, int lines,
+			   const struct kstat_sort *sort, const struct kstat_names *names,
+			   FILE *out)
+{
+	size_t n, i;
+	struct pagestat *rows = sorted_page_rows(ks, caller, sort, &n);
+	char gfp[512], site[256];
+
+	fprintf(out, ",\"%s\":[", caller ? "callers" : "pages");
+	for (i = 0; rows && i < n && (lines < 0 || i < (size_t)lines); i++) {
+		const struct pagestat *r = &rows[i];
+
+		names->gfp(names->ctx, r->gfp, gfp, sizeof(gfp));
+		page_site(names, r, site, sizeof(site));
+		fprintf(out, "%s{", i ? "," : "");
+		if (!caller)
+			fprintf(out, "\"pfn\":%llu,", (unsigned long long)r->page);
+		fputs("\"callsite\":", out);
+		json_put_string(out, site);
+		fprintf(out, ",\"call_site\":\"%#llx\",\"bytes\":%llu,\"hit\":%d,\"order\":%d,"
+			     "\"migtype\":\"%s\",\"gfp\":",
+			(unsigned long long)r->callsite, (unsigned long long)r->alloc_bytes,
+			r->nr_alloc, r->order,
+			r->migtype >= 0 && r->migtype < MIGRATE_COLUMNS ? migrate_columns[r->migtype]
+									: "Unknown");
+		json_put_string(out, gfp);
+		fputc('}', out);
+	}
+	fprintf(out, "],\"%s_rows\":%zu", caller ? "callers" : "pages", n);
+	free(rows);
+}
+
 static void json_life_rows(const struct kstat *ks, bool sites, int lines,
 			   const struct kstat_names *names, FILE *out)
 {
@@ -1579,6 +1631,10 @@ void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 			(unsigned long long)ks->page_alloc_bytes,
 			(unsigned long long)ks->page_free_bytes);
 		json_page_orders(ks, out);
+		if (o->caller)
+			json_page_rows(ks, true, o->caller_lines, &o->page_caller_sort, names, out);
+		if (o->alloc)
+			json_page_rows(ks, false, o->alloc_lines, &o->page_alloc_sort, names, out);
 		fputc('}', out);
 	}
 	json_procs(ks, o->caller_lines, out);

@@ -19,10 +19,11 @@
 #                   its lifetime rows count COUNT frees, as many in their
 #                   buckets, and the process table has the workload's row
 #                   with at least COUNT allocations
-#   json.stat_page  --stat --page (-e page) while the workload writes PAGES
-#                   pages into a pipe: the page object's orders table has at
-#                   least PAGES order-0 allocations, and its cells add up to
-#                   the page allocations counted
+#   json.stat_page  --stat --page --caller (-e page) while the workload
+#                   writes PAGES pages into a pipe: the page object's orders
+#                   table has at least PAGES order-0 allocations, its cells
+#                   add up to the page allocations counted, and its callers
+#                   rows have PAGES hits under the pipe's write function
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200
@@ -132,7 +133,7 @@ PY
 	fi
 done
 
-if ks_start p --stat --page --json -c kmsj-wl -e page; then
+if ks_start p --stat --page --caller --json -c kmsj-wl -e page; then
 	"$WORK/kmsj-wl" pipe "$PAGES" >/dev/null 2>&1
 	sleep 0.6
 	ks_stop p
@@ -140,13 +141,15 @@ if ks_start p --stat --page --json -c kmsj-wl -e page; then
 import json, sys
 page = [json.loads(line) for line in open(sys.argv[1])][-1]["page"]
 print(sum(c["allocs"] for c in page["orders"] if c["order"] == 0),
-      sum(c["allocs"] for c in page["orders"]) == page["allocs"])
+      sum(c["allocs"] for c in page["orders"]) == page["allocs"],
+      sum(r["hit"] for r in page["callers"] if r["callsite"].endswith("pipe_write")))
 PY
-	read -r order0 adds_up < <(tail -n 1 "$WORK/p.check")
+	read -r order0 adds_up pipe_hits < <(tail -n 1 "$WORK/p.check")
 	# At least PAGES: less by no more than the events the kernel skipped.
 	m=$(ks_misses p)
-	[ "${order0:-0}" -ge $((PAGES - m)) ] 2>/dev/null && [ "$adds_up" = True ]
-	check $? json.stat_page "order-0 allocations in the orders table: '$order0' (want at least $PAGES, less by no more than the $m events missed), the cells add up to page.allocs: '$adds_up': $(head -c 300 "$WORK/p.check" | tr '\n' ' ')"
+	[ "${order0:-0}" -ge $((PAGES - m)) ] 2>/dev/null && [ "$adds_up" = True ] &&
+		within_misses json.stat_page "$pipe_hits" "$PAGES" "$m"
+	check $? json.stat_page "order-0 allocations in the orders table: '$order0' (want at least $PAGES, less by no more than the $m events missed), the cells add up to page.allocs: '$adds_up', hits under *pipe_write: '$pipe_hits' (want $PAGES): $(head -c 300 "$WORK/p.check" | tr '\n' ' ')"
 else
 	fail json.stat_page "$(ks_start_fail_why p)"
 fi
