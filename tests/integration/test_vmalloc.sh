@@ -26,13 +26,21 @@
 #                             -e vmalloc,page) are not counted again: no
 #                             other line holds as much as half of it
 #   vmalloc.allocinfo.freed   once the map is closed, the line goes to 0 0
+#   vmalloc.oracle            machine-wide -e vmalloc beside the kernel's own
+#                             vmalloc:alloc_vmap_area and free_vmap_area_noflush
+#                             events (6.2+; SKIP before) in a tracefs instance:
+#                             the workload's area is at an address the kernel
+#                             gave it, of the event's size (through fexit: the
+#                             size asked, rounded up to pages, plus the guard
+#                             page), and kmemsnoop reports as many frees of
+#                             that address as the kernel's events
 . "$(dirname "$0")/../lib.sh"
 
 KIB=4096
 K=$((KIB * 1024))
 SITE='(__bpf_map_area_alloc|bpf_map_area_alloc|array_map_alloc)'
 TESTS=(vmalloc.text vmalloc.recording vmalloc.json vmalloc.hist vmalloc.allocinfo.held
-	vmalloc.allocinfo.pages_once vmalloc.allocinfo.freed)
+	vmalloc.allocinfo.pages_once vmalloc.allocinfo.freed vmalloc.oracle)
 HEADER='allocinfo - version: 1.0'
 
 require_root
@@ -177,6 +185,78 @@ else
 	fail vmalloc.allocinfo.held "$WHY"
 	fail vmalloc.allocinfo.pages_once "$WHY"
 	fail vmalloc.allocinfo.freed "$WHY"
+fi
+
+# --- the kernel's own events ------------------------------------------------------
+# ptr_of LINE: the address of a vmalloc or alloc_vmap_area line, in decimal.
+ptr_of() {
+	local p
+	p=$(echo "$1" | sed -nE 's/.* ptr=([0-9a-f]+) .*/\1/p')
+	[ -n "$p" ] && { echo $((16#$p)); return; }
+	echo "$1" | sed -nE 's/.* va_start: ([0-9]+) .*/\1/p'
+}
+
+# frees_of FILE ADDR: the lines of FILE that free the area at ADDR (decimal):
+# vfree's ptr=, free_vmap_area_noflush's va_start=0x (compared as hex
+# strings: awk's numbers lose a kernel address's low bits).
+frees_of() {
+	awk -v a="$(printf %x "$2")" '/: (vfree|free_vmap_area_noflush): / {
+		for (i = 1; i <= NF; i++) if ($i ~ /^(ptr|va_start)=/) {
+			v = $i; sub(/^[a-z_]+=(0x)?0*/, "", v)
+			if (v == a) print
+		} }' "$1"
+}
+
+if ! tracefs_setup; then
+	skip vmalloc.oracle "tracefs is not available at $TRACEFS"
+elif [ ! -d "$TRACEFS/events/vmalloc/alloc_vmap_area" ]; then
+	skip vmalloc.oracle "kernel $(uname -r) has no vmalloc:alloc_vmap_area event (6.2+)"
+elif ! wl_start wo bpfarray-hold "$KIB"; then
+	fail vmalloc.oracle "the workload did not start: $(head -c 200 "$WORK/wo.werr")"
+elif ! ks_start ko -e vmalloc; then
+	fail vmalloc.oracle "kmemsnoop -e vmalloc: $(ks_start_fail_why ko)"
+	wl_kill wo
+elif ! { oracle_setup o && ORACLE_EVENTS="" \
+	ORACLE_MORE="vmalloc/alloc_vmap_area vmalloc/free_vmap_area_noflush" oracle_enable o; }; then
+	skip vmalloc.oracle "no tracefs oracle: $ORACLE_ERR"
+	ks_stop ko
+	wl_kill wo
+else
+	PID=${WL_PID[wo]}
+	trace=${ORACLE_DIR[o]}/trace
+	wl_go wo
+	wait_for "$WORK/wo.wout" '^held$' 20
+	wl_go wo
+	wait_for "$WORK/wo.wout" '^closed$' 20
+	# The area the kernel gave the workload (its size with the guard page),
+	# read live from the instance; kmemsnoop's text reaches its file later.
+	addr=$(grep -E -- "-$PID +\[.* alloc_vmap_area: va_start: [0-9]+ size=$((K + 2 * PAGE_SIZE)) " \
+		"$trace" | head -n 1 | sed -nE 's/.* va_start: ([0-9]+) .*/\1/p')
+	# The kernel frees the area from a workqueue after the close.
+	end=$((SECONDS + 20))
+	while [ -n "$addr" ] && [ $SECONDS -lt $end ] &&
+		! grep -q "free_vmap_area_noflush: va_start=0x$(printf %x "$addr") " "$trace"; do
+		nap 0.3
+	done
+	nap 0.5
+	oracle_stop o || ORACLE_ERR="the oracle lost events: $ORACLE_ERR"
+	ks_stop ko
+	wl_go wo
+	wl_wait wo
+	line=$(big_lines "$(ks_out ko)" | grep -E -- "-$PID +\[" | grep -E "$PATTERN" |
+		while read -r l; do [ "$(ptr_of "$l")" = "$addr" ] && echo "$l"; done)
+	size=$(echo "$line" | sed -nE 's/.* size=([0-9]+) .*/\1/p')
+	want=$((AREA ? size : (size + PAGE_SIZE - 1) / PAGE_SIZE * PAGE_SIZE + PAGE_SIZE))
+	kernel=$(grep -E "alloc_vmap_area: va_start: $addr size=" "$WORK/o.oracle" | head -n 1 |
+		sed -nE 's/.* size=([0-9]+) .*/\1/p')
+	ks_frees=$(frees_of "$(ks_out ko)" "$addr" | grep -c .)
+	kernel_frees=$(frees_of "$WORK/o.oracle" "$addr" | grep -c .)
+	echo "# oracle: kmemsnoop '$line'; the kernel's area at $addr: size=${kernel:-none}; frees: kmemsnoop $ks_frees, the kernel $kernel_frees"
+	[ -z "$ORACLE_ERR" ] && [ -n "$addr" ] && [ "$(echo "$line" | grep -c .)" = 1 ] &&
+		[ -n "$size" ] && [ "$kernel" = "$want" ] &&
+		[ "$ks_frees" -ge 1 ] && [ "$ks_frees" = "$kernel_frees" ]
+	check $? vmalloc.oracle "want the workload's area at an address the kernel's alloc_vmap_area gave, of size $want, and as many frees of it as the kernel's free_vmap_area_noflush events: area '${addr:-none}' (kmemsnoop size ${size:-none}, the kernel's ${kernel:-none}), frees $ks_frees and $kernel_frees${ORACLE_ERR:+; $ORACLE_ERR}" "$(ks_out ko)"
+	oracle_remove o
 fi
 
 finish
