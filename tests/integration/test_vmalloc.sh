@@ -192,7 +192,7 @@ fi
 ptr_of() {
 	local p
 	p=$(echo "$1" | sed -nE 's/.* ptr=([0-9a-f]+) .*/\1/p')
-	[ -n "$p" ] && { echo $((16#$p)); return; }
+	[ -n "$p" ] && { printf '%u\n' "0x$p"; return; } # unsigned: $((16#..)) is signed
 	echo "$1" | sed -nE 's/.* va_start: ([0-9]+) .*/\1/p'
 }
 
