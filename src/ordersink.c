@@ -3,8 +3,8 @@
  * The live stream's time order for the text and JSON sinks: each CPU's
  * ring is in order, but the rings are read one after the other, so a batch
  * of CPU 1's records would otherwise follow a batch of CPU 0's that
- * happened after them.  Records are decoded here, into the reorder pool
- * directly, and the inner sink is given the decoding.
+ * happened after them.  Records are held as the ring gave them and decoded
+ * when their turn comes, the inner sink given the decoding.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +21,9 @@ struct order_sink {
 	struct sink sink;
 	struct sink *inner;
 	struct reorder *held;
-	struct cachetab *caches; /* per CPU, before the merge */
-	struct tasktab *tasks;   /* after it: in time order across CPUs */
+	struct cachetab *caches;
+	struct tasktab *tasks; /* applied in time order across CPUs */
+	struct kmt_event decoded; /* the record being passed on */
 };
 
 static struct order_sink *order_of(struct sink *sk)
@@ -43,13 +44,24 @@ static int inner_status(struct order_sink *os, int ret)
 	return ret;
 }
 
-static int pass_on(void *ctx, struct kmt_event *ev, int cpu)
+/* A record's names from the records that describe, taken in time order. */
+static int pass_on(struct order_sink *os, struct kmt_event *ev, int cpu)
+{
+	if (!cachetab_apply(os->caches, ev) || !tasktab_apply(os->tasks, ev))
+		return 0; /* a record that describes: its names are taken */
+	return os->inner->ops->record(os->inner, cpu, NULL, 0, ev);
+}
+
+static int decode_and_pass_on(void *ctx, const void *data, size_t size, int cpu)
 {
 	struct order_sink *os = ctx;
 
-	if (!tasktab_apply(os->tasks, ev))
-		return 0; /* a task record: its names are taken */
-	return os->inner->ops->record(os->inner, cpu, NULL, 0, ev);
+	/* It was checked when it came, so this does not fail. */
+	if (kmt_decode(data, size, cpu, &os->decoded) != KMT_OK) {
+		os->sink.undecodable++;
+		return 0;
+	}
+	return pass_on(os, &os->decoded, cpu);
 }
 
 static int order_begin(struct sink *sk)
@@ -63,20 +75,21 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 			const struct kmt_event *ev)
 {
 	struct order_sink *os = order_of(sk);
-	struct kmt_event *slot = reorder_next(os->held);
+	unsigned long long ts;
+	bool has_time;
 
-	if (ev) {
-		*slot = *ev;
-	} else if (kmt_decode(data, size, cpu, slot) != KMT_OK) {
+	if (ev) { /* decoded by a reader that put them in order */
+		os->decoded = *ev;
+		return inner_status(os, pass_on(os, &os->decoded, cpu));
+	}
+	if (kmt_record_time(data, size, &has_time, &ts) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
-	} else if (!cachetab_apply(os->caches, slot)) {
-		return 0; /* a record that describes: its names are taken */
 	}
 	/* No time (a recording's ABI 1): nothing to order it by. */
-	if (!slot->has_time)
-		return inner_status(os, pass_on(os, slot, cpu));
-	return inner_status(os, reorder_push(os->held, cpu));
+	if (!has_time)
+		return inner_status(os, decode_and_pass_on(os, data, size, cpu));
+	return inner_status(os, reorder_push(os->held, cpu, data, size, ts));
 }
 
 static int order_sync(struct sink *sk, unsigned long long before_ns)
@@ -142,7 +155,7 @@ struct sink *order_sink_new(struct sink *inner, int nrings)
 	}
 	os->sink.ops = &order_ops;
 	os->inner = inner;
-	os->held = reorder_new(REORDER_CAP, nrings, pass_on, os);
+	os->held = reorder_new(REORDER_CAP, nrings, decode_and_pass_on, os);
 	os->caches = cachetab_new();
 	os->tasks = tasktab_new();
 	if (!os->held || !os->caches || !os->tasks) {

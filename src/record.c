@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Decoding kmemtrace records: core, alloc stats, then features by size. */
+#include <stddef.h>
 #include <string.h>
 
 #include "record.h"
@@ -167,11 +168,39 @@ static enum kmt_decode_status decode_features(const unsigned char *p, size_t off
 	return KMT_OK;
 }
 
+/*
+ * Checks the record's core (and alloc stats) and says where its features
+ * start: *features is 0 for an event id of a later ABI, a record to skip
+ * by its size whatever its body holds.
+ */
+static enum kmt_decode_status read_core(const unsigned char *p, size_t len,
+					struct kmt_core *core, size_t *features)
+{
+	*features = 0;
+	if (len < CORE_SIZE)
+		return KMT_TRUNCATED;
+	memcpy(core, p, CORE_SIZE);
+	if (core->event_size < CORE_SIZE)
+		return KMT_BAD_SIZE;
+	if (core->event_size > len)
+		return KMT_TRUNCATED;
+	if (core->event_id > KMT_EVENT_HEARTBEAT)
+		return KMT_OK;
+	*features = CORE_SIZE;
+	if (core->event_id == KMT_EVENT_ALLOC) {
+		if (core->event_size < CORE_SIZE + ALLOC_SIZE)
+			return KMT_BAD_SIZE;
+		*features += ALLOC_SIZE;
+	}
+	return KMT_OK;
+}
+
 enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct kmt_event *ev)
 {
 	const unsigned char *p = data;
 	struct kmt_core core;
-	size_t off = CORE_SIZE;
+	enum kmt_decode_status st;
+	size_t off;
 
 	memset(ev, 0, offsetof(struct kmt_event, comm));
 	ev->comm[0] = 0;
@@ -181,37 +210,60 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct 
 	ev->vmalloc_flags = 0;
 	ev->has_heartbeat = false;
 	ev->cpu = cpu < 0 ? 0 : (__u32)cpu; /* a time feature says its own */
-	if (len < CORE_SIZE)
-		return KMT_TRUNCATED;
-	memcpy(&core, p, CORE_SIZE);
-	if (core.event_size < CORE_SIZE)
-		return KMT_BAD_SIZE;
-	if (core.event_size > len)
-		return KMT_TRUNCATED;
+	st = read_core(p, len, &core, &off);
+	if (st != KMT_OK)
+		return st;
 	ev->event_id = core.event_id;
 	ev->type_id = core.type_id;
 	ev->event_size = core.event_size;
 	ev->seq_num = core.seq_num;
-	/* An event id of a later ABI: a record to skip by its size, whatever
-	 * its body holds. */
-	if (core.event_id > KMT_EVENT_HEARTBEAT)
+	if (!off)
 		return KMT_OK;
 	ev->call_site = core.call_site;
 	ev->ptr = core.ptr;
 	if (core.event_id == KMT_EVENT_ALLOC) {
 		struct kmt_alloc a;
 
-		if (core.event_size < CORE_SIZE + ALLOC_SIZE)
-			return KMT_BAD_SIZE;
-		memcpy(&a, p + off, ALLOC_SIZE);
+		memcpy(&a, p + CORE_SIZE, ALLOC_SIZE);
 		ev->has_alloc = true;
 		ev->bytes_req = a.bytes_req;
 		ev->bytes_alloc = a.bytes_alloc;
 		ev->gfp_flags = a.gfp_flags;
 		ev->numa_node = a.numa_node;
-		off += ALLOC_SIZE;
 	}
 	return decode_features(p, off, core.event_size, ev);
+}
+
+enum kmt_decode_status kmt_record_time(const void *data, size_t len, bool *has_time,
+				       unsigned long long *ts)
+{
+	const unsigned char *p = data;
+	struct kmt_core core;
+	enum kmt_decode_status st;
+	size_t off;
+
+	*has_time = false;
+	st = read_core(p, len, &core, &off);
+	if (st != KMT_OK || !off)
+		return st;
+	while (off + FEAT_HDR_SIZE <= core.event_size) {
+		const unsigned char *f = p + off;
+		__u16 size;
+
+		memcpy(&size, f, sizeof(size));
+		if (size < FEAT_HDR_SIZE || size > core.event_size - off)
+			return KMT_BAD_FEATURE;
+		_Static_assert(offsetof(struct kmt_feat_time, timestamp) ==
+				       offsetof(struct kmt_feat_time_tid, timestamp),
+			       "both features keep the time at one place");
+		if ((f[2] == KMT_FEAT_TIME && size >= sizeof(struct kmt_feat_time)) ||
+		    (f[2] == KMT_FEAT_TIME_TID && size >= sizeof(struct kmt_feat_time_tid))) {
+			memcpy(ts, f + offsetof(struct kmt_feat_time, timestamp), sizeof(*ts));
+			*has_time = true;
+		}
+		off += size;
+	}
+	return KMT_OK;
 }
 
 const char *kmt_decode_error(enum kmt_decode_status status)

@@ -76,6 +76,14 @@ enum kmt_decode_status {
  */
 enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct kmt_event *ev);
 
+/*
+ * Checks the record at data as kmt_decode() does and reads only its time:
+ * *has_time false for a record without one (ABI 1, or an event id of a
+ * later ABI).
+ */
+enum kmt_decode_status kmt_record_time(const void *data, size_t len, bool *has_time,
+				       unsigned long long *ts);
+
 const char *kmt_decode_error(enum kmt_decode_status status);
 
 /* An allocation or a free, not a record that describes (task, cache, heartbeat). */

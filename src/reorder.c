@@ -9,30 +9,47 @@
  * record, three times the cost (docs/PERFORMANCE.md).
  *
  * The records themselves live in a pool of cap slots that never moves;
- * the queues hold 16-byte keys (time, arrival, slot), so that merging
- * compares without touching the 160-byte events.  The pool is allocated
- * whole but zero-filled by the kernel on first touch, and free slots are
- * reused last-freed first, so only as much of it as is held at once is
- * resident.
+ * the queues hold 16-byte keys (time, arrival, slot and size), so that
+ * merging compares without touching the records.  A slot holds the record
+ * as the ring gave it, not its decoding: a batch of a ring held until the
+ * next ring has been read is tens of thousands of records, far more than
+ * the CPU's caches hold, so the bytes moved per record decide the cost.  A
+ * decoded event (struct kmt_event) is four cache lines written at push and
+ * read back cold at emit; a record is 40-104 bytes (docs/PERFORMANCE.md).
+ * The pool is allocated whole but given memory by the kernel on first
+ * touch, and free slots are reused last-freed first, so only as much of it
+ * as is held at once is resident.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
 #include "reorder.h"
 
 #define QUEUE_MIN 1024 /* keys a queue starts with */
 
+/* Every record kmemsnoop writes fits a slot (docs/ABI.md); a larger one
+ * is copied to the heap, the slot holding where. */
+#define SLOT_BYTES 128
+#define SLOT_INDEX_BITS 24 /* a key's slot: index, then the record's size */
+#define SLOT_INDEX_MASK ((1u << SLOT_INDEX_BITS) - 1)
+#define SIZE_ON_HEAP 0 /* the size in a key of a record on the heap */
+#define PREFETCH_AHEAD 16
+#define CACHE_LINE 64
+
 struct slot {
-	struct kmt_event ev;
-	int cpu;
+	unsigned char raw[SLOT_BYTES];
+};
+
+struct on_heap {
+	void *data;
+	size_t size;
 };
 
 struct key {
 	uint64_t ts;
 	uint32_t arrival; /* wraps: held records are fewer than 2^31 apart */
-	uint32_t slot;
+	uint32_t slot;    /* index | size << SLOT_INDEX_BITS */
 };
 
 /* One ring's records, oldest first: a circular buffer of size keys.  It
@@ -62,11 +79,12 @@ struct reorder *reorder_new(size_t cap, int nrings, reorder_emit_fn emit, void *
 {
 	struct reorder *r = calloc(1, sizeof(*r));
 
-	if (!r || !cap || cap > UINT32_MAX / 2 || nrings < 1) {
+	if (!r || !cap || cap > SLOT_INDEX_MASK || nrings < 1) {
 		free(r);
 		return NULL;
 	}
-	r->slots = calloc(cap, sizeof(*r->slots));
+	/* Aligned, a record of up to 64 bytes is one cache line. */
+	r->slots = aligned_alloc(CACHE_LINE, cap * sizeof(*r->slots));
 	r->free = malloc(cap * sizeof(*r->free));
 	r->queues = calloc(nrings, sizeof(*r->queues));
 	r->heap = malloc(nrings * sizeof(*r->heap));
@@ -88,10 +106,14 @@ struct reorder *reorder_new(size_t cap, int nrings, reorder_emit_fn emit, void *
 	return r;
 }
 
+static int emit_oldest_to(struct reorder *r, reorder_emit_fn emit);
+
 void reorder_free(struct reorder *r)
 {
 	if (!r)
 		return;
+	while (r->held) /* records on the heap among them */
+		emit_oldest_to(r, NULL);
 	for (int i = 0; r->queues && i < r->nqueues; i++)
 		free(r->queues[i].keys);
 	free(r->queues);
@@ -195,15 +217,30 @@ static int insert(struct queue *q, const struct key *k)
 	return i == 0;
 }
 
-/* Emits the oldest record held. */
-static int emit_oldest(struct reorder *r)
+/* Takes the oldest record off its queue and gives it to emit (none:
+ * dropped), the slot freed first: it is not overwritten before the next
+ * push. */
+static int emit_oldest_to(struct reorder *r, reorder_emit_fn emit)
 {
 	int qi = r->heap[0];
 	struct queue *q = &r->queues[qi];
 	uint64_t ts = q->keys[q->head].ts;
-	uint32_t slot = q->keys[q->head].slot;
-	struct slot *s = &r->slots[slot];
+	uint32_t slot = q->keys[q->head].slot & SLOT_INDEX_MASK;
+	size_t size = q->keys[q->head].slot >> SLOT_INDEX_BITS;
+	const void *data = r->slots[slot].raw;
+	struct on_heap big = { NULL, 0 };
+	int ret = 0;
 
+	/* Held records are read back long after they were written, from memory
+	 * rather than cache: ask for one a few turns of this queue ahead. */
+	if (q->len > PREFETCH_AHEAD) {
+		uint32_t ahead = key_at(q, PREFETCH_AHEAD)->slot;
+		const unsigned char *raw = r->slots[ahead & SLOT_INDEX_MASK].raw;
+
+		__builtin_prefetch(raw);
+		if ((ahead >> SLOT_INDEX_BITS) > CACHE_LINE)
+			__builtin_prefetch(raw + CACHE_LINE);
+	}
 	q->head = (q->head + 1) & (q->size - 1);
 	if (--q->len) {
 		heap_down(r, 0);
@@ -220,28 +257,46 @@ static int emit_oldest(struct reorder *r)
 		r->out_of_order++;
 	else
 		r->last_ts = ts;
-	/* The slot is free but not overwritten before the next push. */
-	return r->emit(r->ctx, &s->ev, s->cpu);
+	if (size == SIZE_ON_HEAP) {
+		memcpy(&big, data, sizeof(big));
+		data = big.data;
+		size = big.size;
+	}
+	if (emit)
+		ret = emit(r->ctx, data, size, qi);
+	free(big.data);
+	return ret;
 }
 
-struct kmt_event *reorder_next(struct reorder *r)
+static int emit_oldest(struct reorder *r)
 {
-	return &r->slots[r->free[r->nfree - 1]].ev;
+	return emit_oldest_to(r, r->emit);
 }
 
-int reorder_push(struct reorder *r, int ring)
+int reorder_push(struct reorder *r, int ring, const void *data, size_t size,
+		 unsigned long long ts)
 {
 	int qi = ring >= 0 && ring < r->nqueues ? ring : 0;
 	struct queue *q = &r->queues[qi];
 	uint32_t slot = r->free[r->nfree - 1];
-	struct key k = { r->slots[slot].ev.timestamp, r->arrivals, slot };
+	struct key k = { ts, r->arrivals, slot | (uint32_t)size << SLOT_INDEX_BITS };
 
 	if (q->len == q->size && grow(q))
 		return REORDER_NOMEM;
+	if (size <= SLOT_BYTES && size != SIZE_ON_HEAP) {
+		memcpy(r->slots[slot].raw, data, size);
+	} else {
+		struct on_heap big = { malloc(size ? size : 1), size };
+
+		if (!big.data)
+			return REORDER_NOMEM;
+		memcpy(big.data, data, size);
+		memcpy(r->slots[slot].raw, &big, sizeof(big));
+		k.slot = slot | (uint32_t)SIZE_ON_HEAP << SLOT_INDEX_BITS;
+	}
 	r->nfree--;
 	r->arrivals++;
 	r->held++;
-	r->slots[slot].cpu = ring;
 	if (insert(q, &k)) {
 		if (r->pos[qi] < 0)
 			heap_place(r, r->nheap++, qi);

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Putting the records of several rings back in time order: decoded records
- * are held, keyed by (timestamp, arrival), until the reader says that no
- * earlier one can still come, then handed on in that order.  Memory is
- * bounded: past cap records held, the oldest goes out early.
+ * Putting the records of several rings back in time order: records are
+ * held, copied as the ring gave them and keyed by (timestamp, arrival),
+ * until the reader says that no earlier one can still come, then handed on
+ * in that order.  Memory is bounded: past cap records held, the oldest goes
+ * out early.
  */
 #ifndef KMEMSNOOP_REORDER_H
 #define KMEMSNOOP_REORDER_H
 
 #include <stddef.h>
 
-struct kmt_event;
 struct reorder;
 
 /*
@@ -18,28 +18,29 @@ struct reorder;
  * after: records that recent are held one more round.
  */
 #define REORDER_MARGIN_NS 10000000ULL /* 10 ms */
-/* Records held at most: 256 bytes each with their keys, 16 MB (resident:
+/* Records held at most: 144 bytes each with their keys, 9 MB (resident:
  * only as many as were held at once). */
 #define REORDER_CAP 65536
 
 /* Besides what emit returns: memory for the record's key ran out. */
 #define REORDER_NOMEM (-2)
 
-/* Where a record goes on: its status is what release/push return when
- * nonzero (and the rest is not released then). */
-typedef int (*reorder_emit_fn)(void *ctx, struct kmt_event *ev, int cpu);
+/* Where a record goes on, its bytes valid until the callback returns: its
+ * status is what release/push return when nonzero (and the rest is not
+ * released then). */
+typedef int (*reorder_emit_fn)(void *ctx, const void *data, size_t size, int cpu);
 
-/* For nrings rings (one queue each), cap >= 1.  NULL when out of memory. */
+/* For nrings rings (one queue each), 1 <= cap < 2^24.  NULL when out of
+ * memory. */
 struct reorder *reorder_new(size_t cap, int nrings, reorder_emit_fn emit, void *ctx);
+/* Drops what is still held. */
 void reorder_free(struct reorder *r);
 
-/* Where the next record is decoded, then held by reorder_push() (or left
- * there, unheld, when it does not decode).  Never NULL. */
-struct kmt_event *reorder_next(struct reorder *r);
-/* Holds the record at reorder_next(), which must have a time, read from
- * ring (0..nrings-1; the emit callback gets it back as cpu).  At cap
- * records held, emits the oldest to make room. */
-int reorder_push(struct reorder *r, int ring);
+/* Holds a copy of the size bytes at data, of time ts, read from ring
+ * (0..nrings-1; the emit callback gets it back as cpu).  At cap records
+ * held, emits the oldest to make room. */
+int reorder_push(struct reorder *r, int ring, const void *data, size_t size,
+		 unsigned long long ts);
 
 /* Emits, in time order, the records older than until. */
 int reorder_release_until(struct reorder *r, unsigned long long until);

@@ -32,8 +32,9 @@ struct stat_sink {
 	struct ksyms *ksyms;
 	struct gfp_names *gfp;
 	struct reorder *held; /* NULL: records are taken as they come */
-	struct cachetab *caches; /* per CPU, before the time order */
-	struct tasktab *tasks;   /* after it */
+	struct cachetab *caches;
+	struct tasktab *tasks; /* both applied in time order */
+	struct kmt_event decoded; /* the record being counted */
 	unsigned long long reports;
 	bool json; /* --json: one object per report */
 };
@@ -55,14 +56,25 @@ static int count(struct stat_sink *ss, const struct kmt_event *ev, int cpu)
 		       fail(ss, "--stat: out of memory") : 0;
 }
 
-/* A record in the order it is counted in: task records name the tids. */
-static int add(void *ctx, struct kmt_event *ev, int cpu)
+/* A record in the order it is counted in: the records that describe name
+ * the caches and tids. */
+static int add(struct stat_sink *ss, struct kmt_event *ev, int cpu)
+{
+	if (!cachetab_apply(ss->caches, ev) || !tasktab_apply(ss->tasks, ev))
+		return 0;
+	return count(ss, ev, cpu);
+}
+
+static int decode_and_add(void *ctx, const void *data, size_t size, int cpu)
 {
 	struct stat_sink *ss = ctx;
 
-	if (!tasktab_apply(ss->tasks, ev))
+	/* Checked when it came (when held), so this does not fail then. */
+	if (kmt_decode(data, size, cpu, &ss->decoded) != KMT_OK) {
+		ss->sink.undecodable++;
 		return 0;
-	return count(ss, ev, cpu);
+	}
+	return add(ss, &ss->decoded, cpu);
 }
 
 /* What reorder.h returned: add()'s, or its own lack of memory. */
@@ -81,21 +93,20 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 		       const struct kmt_event *ev)
 {
 	struct stat_sink *ss = stat_of(sk);
-	struct kmt_event decoded, *slot = ss->held ? reorder_next(ss->held) : &decoded;
+	unsigned long long ts;
+	bool has_time;
 
-	if (ev) {
-		if (!ss->held || !ev->has_time)
-			return count(ss, ev, cpu); /* a replay's: names resolved */
-		*slot = *ev;
-	} else if (kmt_decode(data, size, cpu, slot) != KMT_OK) {
+	if (ev)
+		return count(ss, ev, cpu); /* a replay's: in order, names resolved */
+	if (!ss->held)
+		return decode_and_add(ss, data, size, cpu);
+	if (kmt_record_time(data, size, &has_time, &ts) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
-	} else if (!cachetab_apply(ss->caches, slot)) {
-		return 0; /* a record that describes: its names are taken */
 	}
-	if (!ss->held || !slot->has_time)
-		return add(ss, slot, cpu);
-	return held_status(ss, reorder_push(ss->held, cpu));
+	if (!has_time)
+		return decode_and_add(ss, data, size, cpu);
+	return held_status(ss, reorder_push(ss->held, cpu, data, size, ts));
 }
 
 static int stat_sync(struct sink *sk, unsigned long long before_ns)
@@ -321,7 +332,7 @@ struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms
 		ss->caches = cachetab_new();
 		ss->tasks = tasktab_new();
 		if (rings > 0)
-			ss->held = reorder_new(REORDER_CAP, rings, add, ss);
+			ss->held = reorder_new(REORDER_CAP, rings, decode_and_add, ss);
 	}
 	free(t.cpus);
 	free(t.blocks);

@@ -296,6 +296,65 @@ static void test_corrupt_records(struct unit *u)
 	unit_end(&c);
 }
 
+/* kmt_record_time() says what kmt_decode() says of the record, and its
+ * time. */
+static void check_time_as_decoded(struct unit_case *c, const void *buf, size_t len)
+{
+	enum kmt_decode_status st;
+	unsigned long long ts = 0;
+	struct kmt_event ev;
+	bool has_time;
+
+	st = kmt_record_time(buf, len, &has_time, &ts);
+	CHECK_U64(c, st, kmt_decode(buf, len, 0, &ev));
+	if (st == KMT_OK) {
+		CHECK(c, has_time == ev.has_time);
+		CHECK_U64(c, has_time ? ts : 0, ev.has_time ? ev.timestamp : 0);
+	}
+}
+
+/* What the live time order reads of a record before holding it. */
+static void test_record_time(struct unit *u)
+{
+	struct kmt_rec_cache_free_named rec = {};
+	unsigned char when[13] = { 0 };
+	unsigned long long ts = 123456789, got = 0;
+	struct unit_case c;
+	struct builder b;
+	bool has_time;
+
+	unit_begin(&c, u, "record_time_only");
+	rec.core = (struct kmt_core){ .event_id = KMT_EVENT_FREE, .type_id = KMT_TYPE_CACHE,
+				      .event_size = sizeof(rec), .ptr = 0x1000 };
+	rec.when = (struct kmt_feat_time_tid){ .size = sizeof(rec.when), .id = KMT_FEAT_TIME_TID,
+					       .tid = 8, .timestamp = 77 };
+	rec.cache = (struct kmt_feat_cache){ .size = sizeof(rec.cache), .id = KMT_FEAT_CACHE };
+	check_time_as_decoded(&c, &rec, sizeof(rec));
+	CHECK(&c, kmt_record_time(&rec, sizeof(rec), &has_time, &got) == KMT_OK);
+	CHECK(&c, has_time && got == 77);
+	check_time_as_decoded(&c, &rec, sizeof(rec) - 1);
+	rec.when.size = 200;
+	check_time_as_decoded(&c, &rec, sizeof(rec));
+	/* ABI 2-3: the time feature, after the alloc stats */
+	core(&b, KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, 1, 0, 0);
+	alloc_stats(&b, 8, 8, 0, -1);
+	memcpy(when + 5, &ts, sizeof(ts));
+	feature(&b, KMT_FEAT_TIME, when, sizeof(when));
+	finish(&b);
+	check_time_as_decoded(&c, b.buf, b.len);
+	CHECK(&c, kmt_record_time(b.buf, b.len, &has_time, &got) == KMT_OK);
+	CHECK(&c, has_time && got == ts);
+	b.buf[24] = 4; /* bytes requested of a record with no alloc stats room */
+	b.buf[2] = 40;
+	check_time_as_decoded(&c, b.buf, b.len);
+	/* ABI 1: none */
+	core(&b, KMT_EVENT_FREE, KMT_TYPE_KMALLOC, 1, 0, 0x1000);
+	finish(&b);
+	check_time_as_decoded(&c, b.buf, b.len);
+	check_time_as_decoded(&c, b.buf, 5);
+	unit_end(&c);
+}
+
 static void test_seq_wraparound(struct unit *u)
 {
 	struct unit_case c;
@@ -536,6 +595,7 @@ void test_record(struct unit *u)
 	test_unknown_feature_skipped(u);
 	test_abi1_record(u);
 	test_corrupt_records(u);
+	test_record_time(u);
 	test_seq_wraparound(u);
 	test_pfn_pick_base(u);
 }

@@ -4,14 +4,14 @@
  * time order, equal times in the order they came; release stops at its
  * time, sync keeps the margin; past the cap the oldest goes out early and
  * what then comes out before an earlier one is counted; an emit error
- * stops a release; and two "rings" read in turn, synced as the stream
- * syncs, give one ordered stream.
+ * stops a release; records larger than a slot come back whole; and two
+ * "rings" read in turn, synced as the stream syncs, give one ordered
+ * stream.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
 #include "reorder.h"
 #include "unit.h"
 
@@ -24,35 +24,53 @@ struct seen {
 	unsigned long long ts[MAX_OUT];
 	int id[MAX_OUT]; /* the record's seq_num */
 	int cpu[MAX_OUT];
+	size_t size[MAX_OUT];
 	size_t n;
 	size_t fail_at; /* emit returns -1 for record number fail_at (0: never) */
 };
 
-static int collect(void *ctx, struct kmt_event *ev, int cpu)
+/* A test record: its time and id, then size - 12 bytes of its id's low
+ * byte. */
+struct rec {
+	unsigned long long ts;
+	int id;
+	unsigned char fill[500];
+};
+
+static int collect(void *ctx, const void *data, size_t size, int cpu)
 {
 	struct seen *s = ctx;
+	struct rec rec;
 
 	if (s->fail_at && s->n + 1 == s->fail_at)
 		return -1;
+	memcpy(&rec, data, size < sizeof(rec) ? size : sizeof(rec));
+	for (size_t i = 12; i < size; i++)
+		if (rec.fill[i - 12] != (unsigned char)rec.id)
+			rec.id = -1; /* came back altered */
 	if (s->n < MAX_OUT) {
-		s->ts[s->n] = ev->timestamp;
-		s->id[s->n] = ev->seq_num;
+		s->ts[s->n] = rec.ts;
+		s->id[s->n] = rec.id;
 		s->cpu[s->n] = cpu;
+		s->size[s->n] = size;
 	}
 	s->n++;
 	return 0;
 }
 
+static int push_sized(struct reorder *r, unsigned long long ts, int id, int cpu, size_t size)
+{
+	struct rec rec = { ts, id, { 0 } };
+	unsigned char bytes[sizeof(rec)];
+
+	memset(rec.fill, (unsigned char)id, sizeof(rec.fill));
+	memcpy(bytes, &rec, sizeof(bytes));
+	return reorder_push(r, cpu, bytes, size, ts);
+}
+
 static int push(struct reorder *r, unsigned long long ts, int id, int cpu)
 {
-	struct kmt_event *ev = reorder_next(r);
-
-	memset(ev, 0, sizeof(*ev));
-	ev->has_time = true;
-	ev->timestamp = ts;
-	ev->cpu = cpu;
-	ev->seq_num = id;
-	return reorder_push(r, cpu);
+	return push_sized(r, ts, id, cpu, 40);
 }
 
 /* "1 3 5" of the ids seen (at most 15). */
@@ -176,6 +194,35 @@ static void cap(struct unit *u, struct seen *s)
 	unit_end(&c);
 }
 
+/* Records up to a slot's 128 bytes are copied into it, larger ones to the
+ * heap: every size comes back whole, in order; one left held is freed. */
+static void sizes(struct unit *u, struct seen *s)
+{
+	static const size_t size[] = { 16, 127, 128, 129, 300, 512 };
+	struct unit_case c;
+	struct reorder *r;
+	char buf[128];
+
+	unit_begin(&c, u, "reorder.record_sizes");
+	memset(s, 0, sizeof(*s));
+	r = reorder_new(8, 2, collect, s);
+	CHECK(&c, r != NULL);
+	if (r) {
+		for (int i = 5; i >= 0; i--)
+			CHECK(&c, push_sized(r, 100 + i, 10 + i, i % 2, size[i]) == 0);
+		CHECK(&c, reorder_release_until(r, 200) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "10 11 12 13 14 15");
+		for (int i = 0; i < 6; i++)
+			CHECK_U64(&c, s->size[i], size[i]);
+		CHECK_U64(&c, s->cpu[3], 1);
+		CHECK(&c, push_sized(r, 300, 20, 0, 400) == 0);
+		CHECK_U64(&c, reorder_held(r), 1);
+		reorder_free(r); /* the sanitizers' leak check sees it freed */
+		CHECK_U64(&c, s->n, 6);
+	}
+	unit_end(&c);
+}
+
 static void emit_error(struct unit *u, struct seen *s)
 {
 	struct unit_case c;
@@ -269,6 +316,7 @@ void test_reorder(struct unit *u)
 	equal_times(u, s);
 	sync_margin(u, s);
 	cap(u, s);
+	sizes(u, s);
 	emit_error(u, s);
 	rings(u, s);
 	free(s);
