@@ -107,19 +107,19 @@ static int read_number(const char *dir, const char *name, unsigned long long *va
 	return ok ? 0 : -1;
 }
 
-/* Every record of the file must decode; reports the first that does not. */
+/* Every record of the file must decode; reports the first that does not,
+ * before anything is printed.  A glance checks what decoding would. */
 static int validate(struct trace_dir *td, const char *path, const struct cpu_file *cf)
 {
-	struct kmt_event ev;
+	struct kmt_glance g;
 	size_t off = 0;
 
 	while (off < cf->size) {
-		enum kmt_decode_status st = kmt_decode(cf->data + off, cf->size - off, cf->cpu, &ev);
+		enum kmt_decode_status st = kmt_glance(cf->data + off, cf->size - off, &g);
 
-		if (st != KMT_OK) {
+		if (st != KMT_OK)
 			return fail(td, "%s: %s at byte %zu", path, kmt_decode_error(st), off);
-		}
-		off += ev.event_size;
+		off += g.event_size;
 	}
 	return 0;
 }

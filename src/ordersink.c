@@ -75,21 +75,20 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 			const struct kmt_event *ev)
 {
 	struct order_sink *os = order_of(sk);
-	unsigned long long ts;
-	bool has_time;
+	struct kmt_glance g;
 
 	if (ev) { /* decoded by a reader that put them in order */
 		os->decoded = *ev;
 		return inner_status(os, pass_on(os, &os->decoded, cpu));
 	}
-	if (kmt_record_time(data, size, &has_time, &ts) != KMT_OK) {
+	if (kmt_glance(data, size, &g) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
 	}
 	/* No time (a recording's ABI 1): nothing to order it by. */
-	if (!has_time)
+	if (!g.has_time)
 		return inner_status(os, decode_and_pass_on(os, data, size, cpu));
-	return inner_status(os, reorder_push(os->held, cpu, data, size, ts));
+	return inner_status(os, reorder_push(os->held, cpu, data, g.event_size, g.timestamp));
 }
 
 static int order_sync(struct sink *sk, unsigned long long before_ns)

@@ -234,19 +234,19 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct 
 	return decode_features(p, off, core.event_size, ev);
 }
 
-enum kmt_decode_status kmt_record_time(const void *data, size_t len, bool *has_time,
-				       unsigned long long *ts)
+enum kmt_decode_status kmt_glance(const void *data, size_t len, struct kmt_glance *g)
 {
 	const unsigned char *p = data;
 	struct kmt_core core;
 	enum kmt_decode_status st;
 	size_t off;
 
-	*has_time = false;
+	g->has_time = false;
 	st = read_core(p, len, &core, &off);
-	if (st != KMT_OK || !off)
+	if (st != KMT_OK)
 		return st;
-	while (off + FEAT_HDR_SIZE <= core.event_size) {
+	g->event_size = core.event_size;
+	while (off && off + FEAT_HDR_SIZE <= core.event_size) {
 		const unsigned char *f = p + off;
 		__u16 size;
 
@@ -258,8 +258,9 @@ enum kmt_decode_status kmt_record_time(const void *data, size_t len, bool *has_t
 			       "both features keep the time at one place");
 		if ((f[2] == KMT_FEAT_TIME && size >= sizeof(struct kmt_feat_time)) ||
 		    (f[2] == KMT_FEAT_TIME_TID && size >= sizeof(struct kmt_feat_time_tid))) {
-			memcpy(ts, f + offsetof(struct kmt_feat_time, timestamp), sizeof(*ts));
-			*has_time = true;
+			memcpy(&g->timestamp, f + offsetof(struct kmt_feat_time, timestamp),
+			       sizeof(g->timestamp));
+			g->has_time = true;
 		}
 		off += size;
 	}

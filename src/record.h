@@ -76,13 +76,16 @@ enum kmt_decode_status {
  */
 enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct kmt_event *ev);
 
-/*
- * Checks the record at data as kmt_decode() does and reads only its time:
- * *has_time false for a record without one (ABI 1, or an event id of a
- * later ABI).
- */
-enum kmt_decode_status kmt_record_time(const void *data, size_t len, bool *has_time,
-				       unsigned long long *ts);
+/* What kmt_glance() reads of a record. */
+struct kmt_glance {
+	size_t event_size; /* where the next record starts */
+	bool has_time;     /* false without one (ABI 1, an event id of a later ABI) */
+	unsigned long long timestamp;
+};
+
+/* Checks the record at data as kmt_decode() does, reading only its size
+ * and time. */
+enum kmt_decode_status kmt_glance(const void *data, size_t len, struct kmt_glance *g);
 
 const char *kmt_decode_error(enum kmt_decode_status status);
 

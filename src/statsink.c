@@ -93,20 +93,19 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 		       const struct kmt_event *ev)
 {
 	struct stat_sink *ss = stat_of(sk);
-	unsigned long long ts;
-	bool has_time;
+	struct kmt_glance g;
 
 	if (ev)
 		return count(ss, ev, cpu); /* a replay's: in order, names resolved */
 	if (!ss->held)
 		return decode_and_add(ss, data, size, cpu);
-	if (kmt_record_time(data, size, &has_time, &ts) != KMT_OK) {
+	if (kmt_glance(data, size, &g) != KMT_OK) {
 		sk->undecodable++;
 		return 0;
 	}
-	if (!has_time)
+	if (!g.has_time)
 		return decode_and_add(ss, data, size, cpu);
-	return held_status(ss, reorder_push(ss->held, cpu, data, size, ts));
+	return held_status(ss, reorder_push(ss->held, cpu, data, g.event_size, g.timestamp));
 }
 
 static int stat_sync(struct sink *sk, unsigned long long before_ns)

@@ -219,6 +219,50 @@ static void test_percpu_records(struct unit *u)
 	gfp_names_free(gfp);
 }
 
+/* Numbers of every width, as the kernel's trace file prints them. */
+static void test_text_numbers(struct unit *u)
+{
+	static const struct {
+		unsigned long long ts, req, alloc;
+		const char *line;
+	} cases[] = {
+		{ 5000001000ULL, 0, 7,
+		  "           <...>-3       [000]     5.000001: kmalloc: call_site=0x10 "
+		  "ptr=0000000000001000 bytes_req=0 bytes_alloc=7 gfp_flags=none node=-1 "
+		  "accounted=false\n" },
+		{ 123456789012345678ULL, 10, 99,
+		  "           <...>-3       [000] 123456789.012345: kmalloc: call_site=0x10 "
+		  "ptr=0000000000001000 bytes_req=10 bytes_alloc=99 gfp_flags=none node=-1 "
+		  "accounted=false\n" },
+		{ 99999999ULL, 100, 18446744073709551615ULL,
+		  "           <...>-3       [000]     0.099999: kmalloc: call_site=0x10 "
+		  "ptr=0000000000001000 bytes_req=100 bytes_alloc=18446744073709551615 "
+		  "gfp_flags=none node=-1 accounted=false\n" },
+	};
+	struct gfp_names *gfp = gfp_names_new(NULL);
+	struct text_sink sink = { .gfp = gfp };
+	struct unit_case c;
+	struct kmt_event ev;
+	char line[512];
+
+	unit_begin(&c, u, "text_numbers");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.has_alloc = ev.has_time = ev.has_tid = true;
+		ev.call_site = 0x10;
+		ev.ptr = 0x1000;
+		ev.tid = 3;
+		ev.numa_node = -1;
+		ev.timestamp = cases[i].ts;
+		ev.bytes_req = cases[i].req;
+		ev.bytes_alloc = cases[i].alloc;
+		text_format_event(&sink, &ev, line, sizeof(line));
+		CHECK_STR(&c, line, cases[i].line);
+	}
+	unit_end(&c);
+	gfp_names_free(gfp);
+}
+
 static void test_unknown_feature_skipped(struct unit *u)
 {
 	struct unit_case c;
@@ -296,20 +340,20 @@ static void test_corrupt_records(struct unit *u)
 	unit_end(&c);
 }
 
-/* kmt_record_time() says what kmt_decode() says of the record, and its
+/* kmt_glance() says what kmt_decode() says of the record, its size and
  * time. */
 static void check_time_as_decoded(struct unit_case *c, const void *buf, size_t len)
 {
 	enum kmt_decode_status st;
-	unsigned long long ts = 0;
+	struct kmt_glance g = { 0, false, 0 };
 	struct kmt_event ev;
-	bool has_time;
 
-	st = kmt_record_time(buf, len, &has_time, &ts);
+	st = kmt_glance(buf, len, &g);
 	CHECK_U64(c, st, kmt_decode(buf, len, 0, &ev));
 	if (st == KMT_OK) {
-		CHECK(c, has_time == ev.has_time);
-		CHECK_U64(c, has_time ? ts : 0, ev.has_time ? ev.timestamp : 0);
+		CHECK(c, g.has_time == ev.has_time);
+		CHECK_U64(c, g.has_time ? g.timestamp : 0, ev.has_time ? ev.timestamp : 0);
+		CHECK_U64(c, g.event_size, ev.event_size);
 	}
 }
 
@@ -318,10 +362,10 @@ static void test_record_time(struct unit *u)
 {
 	struct kmt_rec_cache_free_named rec = {};
 	unsigned char when[13] = { 0 };
-	unsigned long long ts = 123456789, got = 0;
+	unsigned long long ts = 123456789;
+	struct kmt_glance g;
 	struct unit_case c;
 	struct builder b;
-	bool has_time;
 
 	unit_begin(&c, u, "record_time_only");
 	rec.core = (struct kmt_core){ .event_id = KMT_EVENT_FREE, .type_id = KMT_TYPE_CACHE,
@@ -330,8 +374,8 @@ static void test_record_time(struct unit *u)
 					       .tid = 8, .timestamp = 77 };
 	rec.cache = (struct kmt_feat_cache){ .size = sizeof(rec.cache), .id = KMT_FEAT_CACHE };
 	check_time_as_decoded(&c, &rec, sizeof(rec));
-	CHECK(&c, kmt_record_time(&rec, sizeof(rec), &has_time, &got) == KMT_OK);
-	CHECK(&c, has_time && got == 77);
+	CHECK(&c, kmt_glance(&rec, sizeof(rec), &g) == KMT_OK);
+	CHECK(&c, g.has_time && g.timestamp == 77 && g.event_size == sizeof(rec));
 	check_time_as_decoded(&c, &rec, sizeof(rec) - 1);
 	rec.when.size = 200;
 	check_time_as_decoded(&c, &rec, sizeof(rec));
@@ -342,8 +386,8 @@ static void test_record_time(struct unit *u)
 	feature(&b, KMT_FEAT_TIME, when, sizeof(when));
 	finish(&b);
 	check_time_as_decoded(&c, b.buf, b.len);
-	CHECK(&c, kmt_record_time(b.buf, b.len, &has_time, &got) == KMT_OK);
-	CHECK(&c, has_time && got == ts);
+	CHECK(&c, kmt_glance(b.buf, b.len, &g) == KMT_OK);
+	CHECK(&c, g.has_time && g.timestamp == ts);
 	b.buf[24] = 4; /* bytes requested of a record with no alloc stats room */
 	b.buf[2] = 40;
 	check_time_as_decoded(&c, b.buf, b.len);
@@ -592,6 +636,7 @@ void test_record(struct unit *u)
 	test_percpu_records(u);
 	test_bulk_names(u);
 	test_cache_records(u);
+	test_text_numbers(u);
 	test_unknown_feature_skipped(u);
 	test_abi1_record(u);
 	test_corrupt_records(u);
