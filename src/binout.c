@@ -9,10 +9,16 @@
  * it already belongs to kmemsnoop's user and no one else can enter it (it
  * is never loosened or tightened: -o /tmp must not change /tmp).  Files
  * are opened relative to the directory, never through a symbolic link.
+ *
+ * The cpu files are written a whole buffer at a time with O_DIRECT where
+ * the file system takes it: a buffered write(2) copies every byte into the
+ * page cache, and that copy was most of -o's CPU time (docs/PERFORMANCE.md).
+ * The last, partial buffer is written without O_DIRECT.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,30 +36,58 @@
 #define DIR_MODE 0700
 #define FILE_MODE 0600
 
+/* O_DIRECT's alignment of memory, file offsets and sizes: a page, which
+ * is a multiple of every block device's logical block size here. */
+#define DIRECT_ALIGN 4096
+
+struct cpu_out {
+	int fd;
+	bool direct; /* O_DIRECT is set */
+	char *buf;   /* DIRECT_ALIGN-aligned, struct binout's buffer_size */
+	size_t len;
+	uint64_t written; /* bytes in the file */
+	uint64_t whole;   /* of them, those of whole records */
+};
+
 struct binout {
 	char *dir;
 	int dirfd;
 	int ncpus;
-	FILE **cpu;
-	char **buffer; /* cpu[i]'s stdio buffer: glibc ignores setvbuf's size without one */
+	size_t buffer_size; /* a multiple of DIRECT_ALIGN */
+	struct cpu_out *cpu;
 };
 
-/* Opens (creating or truncating) name in the directory, mode FILE_MODE. */
-static FILE *create_file(const struct binout *bo, const char *name)
+/* Opens (creating or truncating) name in the directory, mode FILE_MODE:
+ * its descriptor, -1 with errno set. */
+static int create_fd(const struct binout *bo, const char *name)
 {
 	int fd = openat(bo->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 			FILE_MODE);
-	FILE *f;
 
-	if (fd < 0)
-		return NULL;
 	/* The umask may have taken bits away, an older file may have more. */
-	if (fchmod(fd, FILE_MODE) || !(f = fdopen(fd, "w"))) {
+	if (fd >= 0 && fchmod(fd, FILE_MODE)) {
 		int saved = errno;
 
 		close(fd);
 		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+static FILE *create_file(const struct binout *bo, const char *name)
+{
+	int fd = create_fd(bo, name);
+	FILE *f;
+
+	if (fd < 0)
 		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
 	}
 	return f;
 }
@@ -117,53 +151,64 @@ static int open_dir(const char *dir, char *err, size_t err_size)
 
 static void close_all(struct binout *bo)
 {
-	for (int i = 0; i < bo->ncpus; i++) {
-		if (bo->cpu[i])
-			fclose(bo->cpu[i]);
-		free(bo->buffer[i]);
+	for (int i = 0; bo->cpu && i < bo->ncpus; i++) {
+		if (bo->cpu[i].fd >= 0)
+			close(bo->cpu[i].fd);
+		free(bo->cpu[i].buf);
 	}
 	if (bo->dirfd >= 0)
 		close(bo->dirfd);
 	free(bo->cpu);
-	free(bo->buffer);
 	free(bo->dir);
 	free(bo);
+}
+
+/* cpu file i, with O_DIRECT if its file system takes it. */
+static int open_cpu_file(struct binout *bo, int i, char *err, size_t err_size)
+{
+	struct cpu_out *o = &bo->cpu[i];
+	char name[32];
+	int flags;
+
+	snprintf(name, sizeof(name), "cpu%d", i);
+	o->fd = create_fd(bo, name);
+	if (o->fd < 0) {
+		snprintf(err, err_size, "cannot write %s/%s: %s", bo->dir, name, strerror(errno));
+		return -1;
+	}
+	o->buf = aligned_alloc(DIRECT_ALIGN, bo->buffer_size);
+	if (!o->buf) {
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	flags = fcntl(o->fd, F_GETFL);
+	o->direct = flags >= 0 && !fcntl(o->fd, F_SETFL, flags | O_DIRECT);
+	return 0;
 }
 
 struct binout *binout_open(const char *dir, int ncpus, char *err, size_t err_size)
 {
 	struct binout *bo = calloc(1, sizeof(*bo));
-	size_t buffer_size = budget_file_buffer(ncpus);
-	char name[32];
 
-	if (!bo || !(bo->cpu = calloc(ncpus, sizeof(FILE *))) ||
-	    !(bo->buffer = calloc(ncpus, sizeof(char *))) || !(bo->dir = strdup(dir))) {
+	if (!bo || !(bo->cpu = calloc(ncpus, sizeof(*bo->cpu))) || !(bo->dir = strdup(dir))) {
 		snprintf(err, err_size, "out of memory");
-		if (bo) {
+		if (bo)
 			free(bo->cpu);
-			free(bo->buffer);
-		}
 		free(bo);
 		return NULL;
 	}
 	bo->ncpus = ncpus;
+	bo->buffer_size = budget_file_buffer(ncpus) / DIRECT_ALIGN * DIRECT_ALIGN;
+	if (bo->buffer_size < DIRECT_ALIGN)
+		bo->buffer_size = DIRECT_ALIGN;
+	for (int i = 0; i < ncpus; i++)
+		bo->cpu[i].fd = -1;
 	bo->dirfd = open_dir(dir, err, err_size);
 	if (bo->dirfd < 0)
 		goto fail;
-	for (int i = 0; i < ncpus; i++) {
-		snprintf(name, sizeof(name), "cpu%d", i);
-		bo->cpu[i] = create_file(bo, name);
-		if (!bo->cpu[i]) {
-			snprintf(err, err_size, "cannot write %s/%s: %s", dir, name, strerror(errno));
+	for (int i = 0; i < ncpus; i++)
+		if (open_cpu_file(bo, i, err, err_size))
 			goto fail;
-		}
-		bo->buffer[i] = malloc(buffer_size);
-		if (!bo->buffer[i]) {
-			snprintf(err, err_size, "out of memory");
-			goto fail;
-		}
-		setvbuf(bo->cpu[i], bo->buffer[i], _IOFBF, buffer_size);
-	}
 	if (write_text_file(bo, "abi_version", KMT_ABI_VERSION, err, err_size))
 		goto fail;
 	return bo;
@@ -172,15 +217,92 @@ fail:
 	return NULL;
 }
 
+/* n bytes at p, whatever write(2) takes at a time: 0, or -errno. */
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t done = write(fd, p, n);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0)
+			return done < 0 ? -errno : -EIO;
+		p += done;
+		n -= done;
+	}
+	return 0;
+}
+
+/* Leaves O_DIRECT: for the last, partial buffer, or where it failed. */
+static void stop_direct(struct cpu_out *o)
+{
+	int flags = fcntl(o->fd, F_GETFL);
+
+	if (flags >= 0)
+		fcntl(o->fd, F_SETFL, flags & ~O_DIRECT);
+	o->direct = false;
+}
+
+/* Writes what the buffer holds, after which the file's whole records end
+ * at whole_after: 0, or -errno. */
+static int drain(struct cpu_out *o, uint64_t whole_after)
+{
+	int ret;
+
+	if (o->direct && o->len % DIRECT_ALIGN)
+		stop_direct(o);
+	ret = write_all(o->fd, o->buf, o->len);
+	/* Refused (EINVAL) though it was taken at open: the file system
+	 * wants another alignment, or a short write broke it. */
+	if (ret == -EINVAL && o->direct) {
+		stop_direct(o);
+		ret = write_all(o->fd, o->buf, o->len);
+	}
+	if (ret) {
+		/* A full disk took part of it: cut the file back to its last
+		 * whole record, so that what was recorded still reads. */
+		if (ftruncate(o->fd, (off_t)o->whole) == 0)
+			o->written = o->whole;
+		return ret;
+	}
+	o->written += o->len;
+	o->whole = whole_after;
+	o->len = 0;
+	return 0;
+}
+
 int binout_write(struct binout *bo, int cpu, const void *rec, size_t size, char *err,
 		 size_t err_size)
 {
+	const char *p = rec;
+	struct cpu_out *o;
+	uint64_t start;
+
 	if (cpu < 0 || cpu >= bo->ncpus)
 		return -EINVAL;
-	if (fwrite(rec, 1, size, bo->cpu[cpu]) == size)
-		return 0;
-	snprintf(err, err_size, "writing %s/cpu%d: %s", bo->dir, cpu, strerror(errno));
-	return errno ? -errno : -EIO;
+	o = &bo->cpu[cpu];
+	start = o->written + o->len;
+	while (size) {
+		size_t n = bo->buffer_size - o->len;
+		int ret;
+
+		if (n > size)
+			n = size;
+		memcpy(o->buf + o->len, p, n);
+		o->len += n;
+		p += n;
+		size -= n;
+		if (o->len < bo->buffer_size)
+			break;
+		/* Whole records up to this one, or this one too. */
+		ret = drain(o, size ? start : o->written + o->len);
+		if (ret) {
+			snprintf(err, err_size, "writing %s/cpu%d: %s", bo->dir, cpu,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
 }
 
 int binout_check(const struct binout *bo, char *err, size_t err_size)
@@ -193,7 +315,7 @@ int binout_check(const struct binout *bo, char *err, size_t err_size)
 		return -ENOENT;
 	}
 	for (int i = 0; i < bo->ncpus; i++) {
-		if (!fstat(fileno(bo->cpu[i]), &st) && st.st_nlink == 0) {
+		if (!fstat(bo->cpu[i].fd, &st) && st.st_nlink == 0) {
 			snprintf(err, err_size, "%s/cpu%d was removed during the trace: the "
 				 "recording is lost", bo->dir, i);
 			return -ENOENT;
@@ -275,9 +397,12 @@ int binout_flush(struct binout *bo, char *err, size_t err_size)
 	int ret = binout_check(bo, err, err_size);
 
 	for (int i = 0; i < bo->ncpus; i++) {
-		if (fflush(bo->cpu[i]) && !ret) {
-			ret = -errno;
-			snprintf(err, err_size, "writing %s/cpu%d: %s", bo->dir, i, strerror(errno));
+		struct cpu_out *o = &bo->cpu[i];
+		int failed = drain(o, o->written + o->len);
+
+		if (failed && !ret) {
+			ret = failed;
+			snprintf(err, err_size, "writing %s/cpu%d: %s", bo->dir, i, strerror(-ret));
 		}
 	}
 	return ret;

@@ -18,7 +18,8 @@ set -eu
 # warnings on, systemd has systemd-analyze, which verifies and rates the
 # kmemsnoop-exporter unit (test_install; no running systemd needed);
 # stress-ng: the vm, malloc and fork stressors of make soak's allocation
-# load (tests/soak.sh);
+# load (tests/soak.sh); strace: test_diskfull sees the cpu files opened
+# O_DIRECT (e2fsprogs makes its ext4 image);
 # tools/vmtest: qemu, and for the VMs' initramfs busybox and bash linked
 # statically, cpio to pack it (apt-get and dpkg-deb fetch the kernels);
 # VMTEST_DWARF=1: e2fsprogs (mke2fs -d) makes the debug vmlinux's disk, and
@@ -30,7 +31,7 @@ set -eu
 pkgs="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
       libbz2-dev libclang-rt-dev libncurses-dev libmicrohttpd-dev libprotobuf-c-dev
       protobuf-c-compiler util-linux tmux linux-perf golang-go man-db groff-base systemd stress-ng
-      qemu-system-x86 busybox-static bash-static cpio e2fsprogs binutils prometheus curl python3
+      qemu-system-x86 busybox-static bash-static cpio e2fsprogs binutils prometheus curl python3 strace
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 missing=""
 for p in $pkgs; do
