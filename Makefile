@@ -158,7 +158,7 @@ APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/fentry.c s
 	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c src/kstat.c \
 	src/statsink.c src/statbpf.c src/topkeys.c src/metrics.c src/exporter.c src/json.c src/histjson.c src/httpd.c \
 	src/pprof.c src/cgpath.c src/memcg.c src/memfit.c src/budget.c src/cpuloss.c src/recheader.c \
-	src/reorder.c src/ordersink.c src/pagesite.c
+	src/reorder.c src/ordersink.c src/pagesite.c src/tpformat.c
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 # The generated protobuf-c code goes with every set of objects.
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS)) $(OUTPUT)/pprof.pb-c.o

@@ -537,3 +537,11 @@ struct sink *binout_sink_new(const char *dir, int ncpus, const struct rec_header
 	}
 	return &b->sink;
 }
+
+int binout_sink_describe(struct sink *sk, const char *name, int (*fill)(FILE *out, const void *ctx),
+			 const void *ctx)
+{
+	struct binout_sink *b = (struct binout_sink *)sk;
+
+	return binout_replace_file(b->bo, name, fill, ctx, sk->err, sizeof(sk->err)) ? -1 : 0;
+}

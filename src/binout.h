@@ -57,4 +57,10 @@ struct sink;
 struct sink *binout_sink_new(const char *dir, int ncpus, const struct rec_header *hdr,
 			     const struct gfp_names *gfp, char *err, size_t err_size);
 
+/* Another file that describes the recording, written by fill into the
+ * directory of sk (a binout sink) as binout_replace_file() does: 0, or -1
+ * with the reason in sk->err. */
+int binout_sink_describe(struct sink *sk, const char *name, int (*fill)(FILE *out, const void *ctx),
+			 const void *ctx);
+
 #endif

@@ -33,6 +33,7 @@
 #include "kstat.h"
 #include "statsink.h"
 #include "text.h"
+#include "tpformat.h"
 
 struct stream {
 	struct mode mode;
@@ -89,6 +90,18 @@ static int on_record(void *ctx, int cpu, const void *data, size_t size)
 /* stdout's buffer: glibc ignores setvbuf's size without one, and stdout is
  * flushed at exit, after every mode is gone. */
 static char stdout_buffer[1 << 20];
+
+/* The tracepoints the session attached to (fentry and fexit programs have
+ * no tracefs format). */
+static int traced_tracepoints(const struct session *s, const char **names)
+{
+	int n = 0;
+
+	for (int src = 0; src < SRC_COUNT; src++)
+		if (event_sources[src].kind == SOURCE_TRACEPOINT && session_source_wanted(s, src))
+			names[n++] = event_sources[src].name;
+	return n;
+}
 
 /* The sink env asks for, GFP flags named by gfp; NULL after session_fail(). */
 static struct sink *make_sink(struct stream *st, struct session *s, const struct gfp_names *gfp)
@@ -285,6 +298,15 @@ static int stream_start(struct mode *m)
 	int ret;
 
 	note_kernel_limits(m->session);
+	if (m->session->env->output_dir) {
+		const char *names[SRC_COUNT];
+		struct tpformat_list tracepoints = { names, traced_tracepoints(m->session, names),
+						     NULL };
+
+		/* What the kernel's events carried, now that they are known. */
+		if (binout_sink_describe(st->sink, "tracepoints", tpformat_write, &tracepoints))
+			return session_fail(m->session, "%s", st->sink->err);
+	}
 	beat(st, now_ns());
 	ret = st->sink->ops->begin(st->sink);
 	if (ret == SINK_GONE)

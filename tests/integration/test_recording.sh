@@ -20,13 +20,16 @@
 # its "#" lines and to exactly the lines the VM printed live for the same
 # events (timestamps aside: each instance takes its own), with that
 # kernel's GFP names and the comm of each moment (the workload renames
-# itself half way).
+# itself half way).  The recording's tracepoints file holds tracefs's
+# format of each tracepoint traced, byte for byte, and none of those not
+# traced.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(recording.fixture recording.fixture_note recording.fixture_gfp recording.record
 	recording.header_keys recording.header_counts recording.files recording.same_events
 	recording.header_lines recording.gfp_used recording.json recording.bad_header
-	recording.bad_gfp recording.vm_fixture recording.vm_fixture_header)
+	recording.bad_gfp recording.vm_fixture recording.vm_fixture_header
+	recording.tracepoints)
 COUNT=30
 FIXTURE=$TOP/tests/fixtures/abi3
 
@@ -131,6 +134,39 @@ grep -qx '0x[0-9a-f]* GFP_KERNEL' "$DIR/gfp" 2>/dev/null || bad="$bad no GFP_KER
 ls -A "$DIR" | grep -q '\.tmp$' && bad="$bad left: $(ls -A "$DIR" | grep '\.tmp$' | tr '\n' ' ')"
 [ -z "$bad" ]
 check $? recording.files "$bad" "$DIR/gfp"
+
+# --- the tracepoints' formats: each section as tracefs has it
+bad=
+TP=$DIR/tracepoints
+[ "$(stat -c %a "$TP" 2>/dev/null)" = 600 ] || bad="$bad mode '$(stat -c %a "$TP" 2>/dev/null)'"
+[ "$(head -n 1 "$TP" 2>/dev/null)" = "kmemsnoop-tracepoints 1" ] || bad="$bad first line '$(head -n 1 "$TP" 2>/dev/null)'"
+if [ -d /sys/kernel/tracing/events/kmem ]; then
+	sections=$(grep -c '^event: ' "$TP")
+	for ev in $(sed -n 's/^event: //p' "$TP"); do
+		awk -v want="event: $ev" '
+			/^(event|missing): / { on = ($0 == want); next }
+			on' "$TP" >"$WORK/section"
+		# Through a pipe: tracefs files say they are empty, and cmp
+		# takes two sizes that differ for two different files.
+		cat "/sys/kernel/tracing/events/${ev%%:*}/${ev#*:}/format" | cmp -s "$WORK/section" - ||
+			bad="$bad $ev differs from tracefs's"
+	done
+	for ev in kmem:kmalloc kmem:kfree kmem:kmem_cache_alloc; do
+		grep -qx "event: $ev" "$TP" || bad="$bad no $ev"
+	done
+	[ "$sections" -ge 6 ] || bad="$bad only $sections sections"
+else
+	grep -qx 'tracefs: none (not mounted)' "$TP" || bad="$bad tracefs is not mounted, the file does not say so"
+fi
+# -e kmalloc traces no page event: its format is not there.
+rm -rf "$WORK/rec-kmalloc"
+timeout -k 5 30 "$KMEMSNOOP" -e kmalloc -o "$WORK/rec-kmalloc" -d 1 >/dev/null 2>&1
+grep -q '^event: kmem:kmalloc$' "$WORK/rec-kmalloc/tracepoints" 2>/dev/null ||
+	[ ! -d /sys/kernel/tracing/events/kmem ] || bad="$bad -e kmalloc: no kmem:kmalloc"
+! grep -q '^event: kmem:mm_page_alloc$' "$WORK/rec-kmalloc/tracepoints" 2>/dev/null ||
+	bad="$bad -e kmalloc: mm_page_alloc's format too"
+[ -z "$bad" ]
+check $? recording.tracepoints "tracepoints:$bad" "$TP"
 
 # --- -i: the header's lines, then the live text's
 strip_ts() {

@@ -23,6 +23,7 @@
 	X(record)      \
 	X(reorder)     \
 	X(srcline)     \
+	X(tpformat)    \
 	X(topkeys)
 
 #define UNIT_DECLARE(name) void test_##name(struct unit *u);
