@@ -20,6 +20,9 @@
 #   --allocinfo in one run, "stat" --stat --caller (counted in BPF maps),
 #   "statstream" the same with --stat-stream (every event streamed to user
 #   space)), KEEP=1 keeps the scratch directory.
+#   OUTPUT_PARENT: where -o's recordings go (default /dev/shm, a tmpfs: the
+#   tracer's cost without a disk's; a directory on a disk measures what
+#   users get, the cpu files then written with O_DIRECT).
 #   BASELINE=PATH: another kmemsnoop binary (e.g. a build of the previous
 #   commit); each kmemsnoop variant V then also runs with it as V@base, in
 #   the same rounds, so that a change is measured against its parent on
@@ -42,9 +45,16 @@ die() { echo "bench: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (sudo make bench)"
 for p in "$KS" "$CHURN" "$FLOOR"; do [ -x "$p" ] || die "$p is missing: make bench builds it"; done
 tmp=$(mktemp -d /dev/shm/kmemsnoop-bench.XXXXXX) || die "cannot make a scratch directory"
+outdir=$tmp
+if [ -n "${OUTPUT_PARENT:-}" ]; then
+	outdir=$(mktemp -d "$OUTPUT_PARENT/kmemsnoop-bench.XXXXXX") ||
+		die "cannot make a directory in $OUTPUT_PARENT"
+fi
+OUTPUT_FS=$(stat -f -c %T "$outdir")
 cleanup() {
 	[ -d "$TRACEFS/instances/kmsbench" ] && rmdir "$TRACEFS/instances/kmsbench" 2>/dev/null
 	[ "${KEEP:-0}" = 1 ] && echo "bench: kept $tmp" >&2 || rm -rf "$tmp"
+	[ "$outdir" = "$tmp" ] || rm -rf "$outdir"
 }
 trap cleanup EXIT
 
@@ -95,7 +105,7 @@ start_kmemsnoop() {
 	local err=$tmp/ks.err ks=${2:-$KS}
 	case $1 in
 	text) "$ks" >/dev/null 2>"$err" & ;;
-	binary) rm -rf "$tmp/trace"; "$ks" -o "$tmp/trace" 2>"$err" & ;;
+	binary) rm -rf "$outdir/trace"; "$ks" -o "$outdir/trace" 2>"$err" & ;;
 	allocinfo) "$ks" --allocinfo >/dev/null 2>"$err" & ;;
 	hist) "$ks" --hist >/dev/null 2>"$err" & ;;
 	# The live view drawn into /dev/null: its two tables count by key.
@@ -217,7 +227,7 @@ run_variant() {
 	# -o: the bytes of its files (every record, those that describe too)
 	# for the events it wrote.
 	if [ "${v%@base}" = binary ]; then
-		echo "$wl $v $(cat "$tmp"/trace/cpu* | wc -c) ${COUNTS%% *}" >>"$tmp/bytes"
+		echo "$wl $v $(cat "$outdir"/trace/cpu* | wc -c) ${COUNTS%% *}" >>"$tmp/bytes"
 	fi
 }
 
@@ -243,7 +253,7 @@ label() {
 	untraced) echo "untraced" ;;
 	floor) echo "empty BPF programs (floor)" ;;
 	text) echo "kmemsnoop > /dev/null" ;;
-	binary) echo "kmemsnoop -o (tmpfs)" ;;
+	binary) echo "kmemsnoop -o ($OUTPUT_FS)" ;;
 	allocinfo) echo "kmemsnoop --allocinfo" ;;
 	hist) echo "kmemsnoop --hist" ;;
 	live) echo "kmemsnoop --hist live view" ;;
@@ -290,9 +300,9 @@ report_workload() {
 report_user_space() {
 	local n t0 t1
 	echo
-	if [ -d "$tmp/trace" ]; then
+	if [ -d "$outdir/trace" ]; then
 		t0=$(date +%s.%N)
-		n=$("$KS" -i "$tmp/trace" | wc -l)
+		n=$("$KS" -i "$outdir/trace" | wc -l)
 		t1=$(date +%s.%N)
 		awk -v n="$n" -v a="$t0" -v b="$t1" \
 			'BEGIN { printf "kmemsnoop -i: %d records decoded and formatted in %.2fs: %.0f records/s\n", n, b - a, n / (b - a) }'
