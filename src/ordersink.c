@@ -85,8 +85,11 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 		sk->undecodable++;
 		return 0;
 	}
-	/* No time (a recording's ABI 1): nothing to order it by. */
-	if (!g.has_time)
+	/* No time (a recording's ABI 1): nothing to order it by.  A cache
+	 * record is learned as it comes, before the events of its CPU that
+	 * refer to it: an event whose time was taken before an interrupt's
+	 * event described the cache has an earlier time than the description. */
+	if (!g.has_time || g.event_id == KMT_EVENT_CACHE)
 		return inner_status(os, decode_and_pass_on(os, data, size, cpu));
 	return inner_status(os, reorder_push(os->held, cpu, data, g.event_size, g.timestamp));
 }

@@ -246,6 +246,7 @@ enum kmt_decode_status kmt_glance(const void *data, size_t len, struct kmt_glanc
 	if (st != KMT_OK)
 		return st;
 	g->event_size = core.event_size;
+	g->event_id = core.event_id;
 	while (off && off + FEAT_HDR_SIZE <= core.event_size) {
 		const unsigned char *f = p + off;
 		__u16 size;

@@ -79,6 +79,7 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct 
 /* What kmt_glance() reads of a record. */
 struct kmt_glance {
 	size_t event_size; /* where the next record starts */
+	__u8 event_id;
 	bool has_time;     /* false without one (ABI 1, an event id of a later ABI) */
 	unsigned long long timestamp;
 };

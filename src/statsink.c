@@ -103,7 +103,9 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 		sk->undecodable++;
 		return 0;
 	}
-	if (!g.has_time)
+	/* A cache record as it comes, as the text's time order takes it
+	 * (ordersink.c). */
+	if (!g.has_time || g.event_id == KMT_EVENT_CACHE)
 		return decode_and_add(ss, data, size, cpu);
 	return held_status(ss, reorder_push(ss->held, cpu, data, g.event_size, g.timestamp));
 }

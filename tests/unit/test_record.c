@@ -345,7 +345,7 @@ static void test_corrupt_records(struct unit *u)
 static void check_time_as_decoded(struct unit_case *c, const void *buf, size_t len)
 {
 	enum kmt_decode_status st;
-	struct kmt_glance g = { 0, false, 0 };
+	struct kmt_glance g = { 0, 0, false, 0 };
 	struct kmt_event ev;
 
 	st = kmt_glance(buf, len, &g);
@@ -354,6 +354,7 @@ static void check_time_as_decoded(struct unit_case *c, const void *buf, size_t l
 		CHECK(c, g.has_time == ev.has_time);
 		CHECK_U64(c, g.has_time ? g.timestamp : 0, ev.has_time ? ev.timestamp : 0);
 		CHECK_U64(c, g.event_size, ev.event_size);
+		CHECK_U64(c, g.event_id, ev.event_id);
 	}
 }
 
