@@ -191,7 +191,7 @@ static bool label_key(void *ctx, const struct kmt_hist_key *key, char *buf, size
 		return true;
 	case KMT_BY_CALLSITE:
 		if (!key->id)
-			snprintf(buf, size, "(pages: no call site)");
+			snprintf(buf, size, "(no call site)");
 		else if (h->ksyms)
 			ksyms_format(h->ksyms, key->id, buf, size);
 		else

@@ -263,7 +263,7 @@ oracle_run() {
 		skip oracle.cache_names "kernel $KERNEL_RELEASE is older than 6.1: its kmem_cache_alloc event does not say which cache"
 	fi
 
-	oracle_keys '$5 == "mm_page_alloc" ? "(pages: no call site)" : $6' >"$WORK/want.callsite"
+	oracle_keys '$5 == "mm_page_alloc" ? "(no call site)" : $6' >"$WORK/want.callsite"
 	ks_keys callsite >"$WORK/got.callsite"
 	compare_counts oracle.callsite "$WORK/want.callsite" "$WORK/got.callsite" "$misses" "(call site, bucket) counts"
 
