@@ -45,6 +45,11 @@
 #                   HOLD and the test's own steps between their sends and
 #                   receives), and QUICK_COUNT below 2^27 ns (134 ms); its
 #                   p50 bound is below 134 ms and its p99 bound 2.1s or 4.3s
+# BIG_COUNT messages of BIG_SIZE among PP_COUNT of PP_SIZE, under
+# --min-size 1024, counted in BPF maps and streamed (--stat-stream):
+#   stat.size_filter  both load_msg rows have BIG_COUNT hits of BIG_SIZE
+#                   requested each (the small ones filtered out in BPF),
+#                   and every row of the two instances is the same
 # And "--stat 0.2 3" prints the tables 3 times, then ends (stat.interval).
 # perf is not installed by the test: without it the perf tests SKIP.
 . "$(dirname "$0")/../lib.sh"
@@ -52,7 +57,7 @@
 TESTS=(stat.clean_stop stat.stream_clean_stop stat.stream_rows stat.stream_summary
 	stat.bpf_replay_rows stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
 	stat.replay_summary stat.replay_alloc_rows stat.perf_page_summary stat.page_callers stat.alive
-	stat.lifetime
+	stat.lifetime stat.size_filter
 	stat.interval)
 PP_SIZE=200
 PP_COUNT=40
@@ -63,6 +68,8 @@ HOLD_COUNT=5
 HOLD=1.2
 QUICK_COUNT=7
 PIPE_PAGES=32
+BIG_SIZE=3000
+BIG_COUNT=9
 
 require_root
 require_kmemsnoop
@@ -333,6 +340,31 @@ rc=$?
 n=$(grep -c '^SUMMARY (SLAB allocator)$' "$WORK/interval")
 [ $rc -eq 0 ] && [ "$n" = 3 ]
 check $? stat.interval "--stat 0.2 3 exited with status $rc after $n SUMMARY blocks (3 expected)" "$WORK/interval.err"
+
+# The size filter, applied in BPF by both ways of counting.
+if ! wl_start sf msg "$PP_SIZE" "$PP_COUNT" + msg "$BIG_SIZE" "$BIG_COUNT"; then
+	fail stat.size_filter "the workload did not start: $(head -c 200 "$WORK/sf.werr")"
+elif ! ks_start ksm --stat --caller --min-size 1024 -p "${WL_PID[sf]}" ||
+	! ks_start kss --stat --caller --stat-stream --min-size 1024 -p "${WL_PID[sf]}"; then
+	fail stat.size_filter "kmemsnoop --stat --min-size: $(ks_start_fail_why ksm) $(ks_start_fail_why kss)"
+	wl_kill sf
+else
+	wl_run sf || fail stat.workload_size "the workload failed (status ${WL_RC[sf]})" "$WORK/sf.werr"
+	ks_stop ksm
+	ks_stop kss
+	rows "$(ks_out ksm)" >"$WORK/ksm.rows"
+	rows "$(ks_out kss)" >"$WORK/kss.rows"
+	# " load_msg+0x.. | alloc/per | req/per | hits | ...": hits, and the
+	# bytes requested per hit.
+	read -r hits per <<<"$(awk -F'|' '$1 ~ /^ load_msg\+/ { split($3, r, "/"); gsub(/ /, "", $4)
+		print $4, r[2] + 0 }' "$WORK/ksm.rows" | head -n1)"
+	missed=$(( $(ks_misses ksm) + $(ks_misses kss) ))
+	within_misses stat.size_filter "${hits:-x}" "$BIG_COUNT" "$missed" &&
+		[ "$per" -ge "$BIG_SIZE" ] && [ "$per" -lt 4096 ] &&
+		{ [ "$missed" != 0 ] || cmp -s "$WORK/ksm.rows" "$WORK/kss.rows"; } &&
+		! awk -F'|' '{ split($3, r, "/"); if (r[2] + 0 < 1024) bad = 1 } END { exit !bad }' "$WORK/ksm.rows"
+	check $? stat.size_filter "load_msg: $hits hits of $per bytes requested ($BIG_COUNT of $BIG_SIZE + header expected, none of $PP_SIZE); the BPF-map and streamed rows: $(rows_diff "$WORK/ksm.rows" "$WORK/kss.rows")" "$(ks_out ksm)" "$(ks_out kss)"
+fi
 
 # page_summary FILE: the SUMMARY (page allocator) block, up to order 10, but
 # its header row.
