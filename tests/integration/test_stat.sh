@@ -30,6 +30,8 @@
 #                   (the migrate type header differs: kmemsnoop names the
 #                   kernel's types in their order, perf labels index 1
 #                   Reclaimable)
+#   stat.replay_page_summary  and so are those of -i DIR --stat --page on a
+#                   recording of the same events
 # PIPE_PAGES one-page pipe writes, "--stat --page --caller -p PID":
 #   stat.page_callers  the pipe's write function (anon_pipe_write, or
 #                   pipe_write before 6.13) has PIPE_PAGES hits of order 0,
@@ -57,7 +59,7 @@
 TESTS=(stat.clean_stop stat.stream_clean_stop stat.stream_rows stat.stream_summary
 	stat.bpf_replay_rows stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
 	stat.replay_summary stat.replay_alloc_rows stat.perf_page_summary stat.page_callers stat.alive
-	stat.lifetime stat.size_filter
+	stat.lifetime stat.size_filter stat.replay_page_summary
 	stat.interval)
 PP_SIZE=200
 PP_COUNT=40
@@ -345,25 +347,25 @@ check $? stat.interval "--stat 0.2 3 exited with status $rc after $n SUMMARY blo
 if ! wl_start sf msg "$PP_SIZE" "$PP_COUNT" + msg "$BIG_SIZE" "$BIG_COUNT"; then
 	fail stat.size_filter "the workload did not start: $(head -c 200 "$WORK/sf.werr")"
 elif ! ks_start ksm --stat --caller --min-size 1024 -p "${WL_PID[sf]}" ||
-	! ks_start kss --stat --caller --stat-stream --min-size 1024 -p "${WL_PID[sf]}"; then
-	fail stat.size_filter "kmemsnoop --stat --min-size: $(ks_start_fail_why ksm) $(ks_start_fail_why kss)"
+	! ks_start ksf --stat --caller --stat-stream --min-size 1024 -p "${WL_PID[sf]}"; then
+	fail stat.size_filter "kmemsnoop --stat --min-size: $(ks_start_fail_why ksm) $(ks_start_fail_why ksf)"
 	wl_kill sf
 else
 	wl_run sf || fail stat.workload_size "the workload failed (status ${WL_RC[sf]})" "$WORK/sf.werr"
 	ks_stop ksm
-	ks_stop kss
+	ks_stop ksf
 	rows "$(ks_out ksm)" >"$WORK/ksm.rows"
-	rows "$(ks_out kss)" >"$WORK/kss.rows"
+	rows "$(ks_out ksf)" >"$WORK/ksf.rows"
 	# " load_msg+0x.. | alloc/per | req/per | hits | ...": hits, and the
 	# bytes requested per hit.
 	read -r hits per <<<"$(awk -F'|' '$1 ~ /^ load_msg\+/ { split($3, r, "/"); gsub(/ /, "", $4)
 		print $4, r[2] + 0 }' "$WORK/ksm.rows" | head -n1)"
-	missed=$(( $(ks_misses ksm) + $(ks_misses kss) ))
+	missed=$(( $(ks_misses ksm) + $(ks_misses ksf) ))
 	within_misses stat.size_filter "${hits:-x}" "$BIG_COUNT" "$missed" &&
 		[ "$per" -ge "$BIG_SIZE" ] && [ "$per" -lt 4096 ] &&
-		{ [ "$missed" != 0 ] || cmp -s "$WORK/ksm.rows" "$WORK/kss.rows"; } &&
+		{ [ "$missed" != 0 ] || cmp -s "$WORK/ksm.rows" "$WORK/ksf.rows"; } &&
 		! awk -F'|' '{ split($3, r, "/"); if (r[2] + 0 < 1024) bad = 1 } END { exit !bad }' "$WORK/ksm.rows"
-	check $? stat.size_filter "load_msg: $hits hits of $per bytes requested ($BIG_COUNT of $BIG_SIZE + header expected, none of $PP_SIZE); the BPF-map and streamed rows: $(rows_diff "$WORK/ksm.rows" "$WORK/kss.rows")" "$(ks_out ksm)" "$(ks_out kss)"
+	check $? stat.size_filter "load_msg: $hits hits of $per bytes requested ($BIG_COUNT of $BIG_SIZE + header expected, none of $PP_SIZE); the BPF-map and streamed rows: $(rows_diff "$WORK/ksm.rows" "$WORK/ksf.rows")" "$(ks_out ksm)" "$(ks_out ksf)"
 fi
 
 # page_summary FILE: the SUMMARY (page allocator) block, up to order 10, but
@@ -373,22 +375,26 @@ page_summary() {
 }
 
 if [ $have_perf = 0 ]; then
-	skip stat.perf_page_summary "$why_no_perf"
+	skip_rest stat.perf_page_summary stat.replay_page_summary "$why_no_perf"
 elif ! wl_start pg pipe 16 + msg-hold 100 1; then
-	fail stat.perf_page_summary "the workload did not start: $(head -c 200 "$WORK/pg.werr")"
-elif ! ks_start kp --stat --page -p "${WL_PID[pg]}"; then
-	fail stat.perf_page_summary "kmemsnoop --stat --page: $(ks_start_fail_why kp)"
+	fail_rest stat.perf_page_summary stat.replay_page_summary "the workload did not start: $(head -c 200 "$WORK/pg.werr")"
+elif ! ks_start kp --stat --page -p "${WL_PID[pg]}" ||
+	! ks_start kpo -o "$WORK/recpage" -p "${WL_PID[pg]}"; then
+	fail_rest stat.perf_page_summary stat.replay_page_summary "kmemsnoop --stat --page, -o: $(ks_start_fail_why kp) $(ks_start_fail_why kpo)"
 	wl_kill pg
 elif ! perf_start perfpage "${WL_PID[pg]}" --page; then
-	skip stat.perf_page_summary "$why_no_perf"
+	skip_rest stat.perf_page_summary stat.replay_page_summary "$why_no_perf"
 	ks_stop kp
+	ks_stop kpo
 	wl_kill pg
 else
 	wl_go pg
 	wait_held pg || fail stat.workload_pages "the workload never said 'held'" "$WORK/pg.werr"
 	perf_disable
 	ks_stop kp
+	ks_stop kpo
 	m=$(ks_misses kp)
+	mo=$(ks_misses kpo)
 	wl_go pg
 	wl_wait pg || fail stat.workload_pages "the workload failed (status ${WL_RC[pg]})" "$WORK/pg.werr"
 	perf_end perfpage
@@ -401,6 +407,17 @@ else
 		skip stat.perf_page_summary "the page SUMMARY differs from perf's, and kmemsnoop's programs missed $m events (any process)"
 	else
 		fail stat.perf_page_summary "the page SUMMARY differs from perf kmem --page stat's: $(diff "$WORK/perfpage.summary" "$WORK/kp.summary" | grep '^[<>]' | first_lines 4)" "$WORK/perfpage.summary" "$WORK/kp.summary"
+	fi
+	timeout -k 5 60 "$KMEMSNOOP" -i "$WORK/recpage" --stat --page >"$WORK/replaypage" 2>"$WORK/replaypage.err"
+	rc=$?
+	page_summary "$WORK/replaypage" >"$WORK/replaypage.summary"
+	if [ $rc -eq 0 ] && [ -s "$WORK/perfpage.summary" ] &&
+		cmp -s "$WORK/perfpage.summary" "$WORK/replaypage.summary"; then
+		pass stat.replay_page_summary
+	elif [ $rc -eq 0 ] && [ "$mo" != 0 ]; then
+		skip stat.replay_page_summary "the replay's page SUMMARY differs from perf's, and kmemsnoop's programs missed $mo events (any process)"
+	else
+		fail stat.replay_page_summary "-i --stat --page (status $rc): the page SUMMARY differs from perf kmem --page stat's: $(diff "$WORK/perfpage.summary" "$WORK/replaypage.summary" | grep '^[<>]' | first_lines 4)" "$WORK/replaypage.err" "$WORK/replaypage.summary"
 	fi
 fi
 
