@@ -47,6 +47,7 @@ struct cpu_out {
 	size_t len;
 	uint64_t written; /* bytes in the file */
 	uint64_t whole;   /* of them, those of whole records */
+	int error;        /* -errno of the write that failed: the file ends there */
 };
 
 struct binout {
@@ -217,18 +218,19 @@ fail:
 	return NULL;
 }
 
-/* n bytes at p, whatever write(2) takes at a time: 0, or -errno. */
-static int write_all(int fd, const char *p, size_t n)
+/* n bytes at p, whatever write(2) takes at a time: 0, or -errno; *done
+ * says how many were written either way. */
+static int write_all(int fd, const char *p, size_t n, size_t *done)
 {
-	while (n) {
-		ssize_t done = write(fd, p, n);
+	*done = 0;
+	while (*done < n) {
+		ssize_t w = write(fd, p + *done, n - *done);
 
-		if (done < 0 && errno == EINTR)
+		if (w < 0 && errno == EINTR)
 			continue;
-		if (done <= 0)
-			return done < 0 ? -errno : -EIO;
-		p += done;
-		n -= done;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		*done += w;
 	}
 	return 0;
 }
@@ -247,22 +249,28 @@ static void stop_direct(struct cpu_out *o)
  * at whole_after: 0, or -errno. */
 static int drain(struct cpu_out *o, uint64_t whole_after)
 {
+	size_t done, more;
 	int ret;
 
+	if (o->error)
+		return o->error;
 	if (o->direct && o->len % DIRECT_ALIGN)
 		stop_direct(o);
-	ret = write_all(o->fd, o->buf, o->len);
+	ret = write_all(o->fd, o->buf, o->len, &done);
 	/* Refused (EINVAL) though it was taken at open: the file system
 	 * wants another alignment, or a short write broke it. */
 	if (ret == -EINVAL && o->direct) {
 		stop_direct(o);
-		ret = write_all(o->fd, o->buf, o->len);
+		ret = write_all(o->fd, o->buf + done, o->len - done, &more);
 	}
 	if (ret) {
 		/* A full disk took part of it: cut the file back to its last
-		 * whole record, so that what was recorded still reads. */
+		 * whole record, so that what was recorded still reads, and
+		 * write nothing more to it (the buffer's records are lost). */
 		if (ftruncate(o->fd, (off_t)o->whole) == 0)
 			o->written = o->whole;
+		o->error = ret;
+		o->len = 0;
 		return ret;
 	}
 	o->written += o->len;
