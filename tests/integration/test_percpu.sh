@@ -12,11 +12,14 @@
 # --json give the same events; --hist counts them under event
 # percpu_alloc_percpu; --allocinfo shows SIZE x possible CPUs x ENTRIES
 # outstanding while held and none after; with -e kmalloc no percpu
-# program is loaded.
+# program is loaded.  Size filters: --min-size SIZE --max-size SIZE keeps
+# the ENTRIES areas and their frees and no area of another size,
+# --min-size SIZE+1 none of them.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(percpu.oracle percpu.exact percpu.layout percpu.note percpu.frees percpu.recording percpu.json
-	percpu.hist percpu.allocinfo_held percpu.allocinfo_released percpu.not_loaded)
+	percpu.hist percpu.allocinfo_held percpu.allocinfo_released percpu.not_loaded
+	percpu.size_filter)
 
 ENTRIES=16
 SIZE=64
@@ -86,9 +89,11 @@ if ! oracle_start o "$PID"; then
 	finish
 fi
 # Machine-wide: the frees come from a kworker.
-if ! ks_start k -e percpu || ! ks_start r -e percpu -o "$DIR"; then
+if ! ks_start k -e percpu || ! ks_start r -e percpu -o "$DIR" ||
+	! ks_start s -e percpu --min-size "$SIZE" --max-size "$SIZE" ||
+	! ks_start n -e percpu --min-size $((SIZE + 1)); then
 	wl_kill w
-	fail_rest "${TESTS[@]}" "kmemsnoop -e percpu: $(ks_start_fail_why k) $(ks_start_fail_why r)"
+	fail_rest "${TESTS[@]}" "kmemsnoop -e percpu: $(ks_start_fail_why k) $(ks_start_fail_why r) $(ks_start_fail_why s) $(ks_start_fail_why n)"
 	finish
 fi
 ks_watch_misses k
@@ -110,6 +115,8 @@ wl_wait w
 misses=$(ks_misses k)
 ks_stop k
 ks_stop r
+ks_stop s
+ks_stop n
 
 if [ $ost -ne 0 ]; then
 	fail percpu.oracle "$ORACLE_ERR"
@@ -168,6 +175,17 @@ frees_at=$(sed -n 's/^percpu_free_percpu: //p' "$WORK/got.workload" | sort)
 nfree=$(grep -c '^percpu_free_percpu: ' "$WORK/got.workload")
 [ "$nfree" = "$ENTRIES" ] && [ "$allocs_at" = "$frees_at" ]
 check $? percpu.frees "want $ENTRIES percpu_free_percpu of the allocated areas after the close, got $nfree: $(diff <(echo "$allocs_at") <(echo "$frees_at") | grep '^[<>]' | first_lines 2)"
+
+# The size filters: the workload's areas and their frees, or none of them.
+workload_events "$(ks_out s)" "$PID" >"$WORK/sized.workload"
+sa=$(grep -c '^percpu_alloc_percpu: ' "$WORK/sized.workload")
+sf=$(grep -c '^percpu_free_percpu: ' "$WORK/sized.workload")
+other=$(events "$(ks_out s)" | grep '^percpu_alloc_percpu: ' | grep -vc " size=$SIZE ")
+na=$(workload_events "$(ks_out n)" "$PID" | grep -c '^percpu_alloc_percpu: ')
+sm=$(( $(ks_misses s) + $(ks_misses n) ))
+[ "$sm" != 0 ] || { [ "$sa" = "$ENTRIES" ] && [ "$sf" = "$ENTRIES" ]; } &&
+	[ "$other" = 0 ] && [ "$na" = 0 ]
+check $? percpu.size_filter "--min-size $SIZE --max-size $SIZE: $sa areas of the workload and $sf frees ($ENTRIES each expected), $other areas of another size; --min-size $((SIZE + 1)): $na of the workload's areas (0 expected)" "$(ks_out s)"
 
 # -o then -i: the same events as the text of the same time.
 "$KMEMSNOOP" -i "$DIR" >"$WORK/rec.txt" 2>"$WORK/rec.err"
