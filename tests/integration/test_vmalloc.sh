@@ -34,13 +34,15 @@
 #                             size asked, rounded up to pages, plus the guard
 #                             page), and kmemsnoop reports as many frees of
 #                             that address as the kernel's events
+#   vmalloc.size_filter       --min-size KIB KiB keeps the area's line,
+#                             --max-size KIB KiB - 1 leaves it out
 . "$(dirname "$0")/../lib.sh"
 
 KIB=4096
 K=$((KIB * 1024))
 SITE='(__bpf_map_area_alloc|bpf_map_area_alloc|array_map_alloc)'
 TESTS=(vmalloc.text vmalloc.recording vmalloc.json vmalloc.hist vmalloc.allocinfo.held
-	vmalloc.allocinfo.pages_once vmalloc.allocinfo.freed vmalloc.oracle)
+	vmalloc.allocinfo.pages_once vmalloc.allocinfo.freed vmalloc.oracle vmalloc.size_filter)
 HEADER='allocinfo - version: 1.0'
 
 require_root
@@ -186,6 +188,20 @@ else
 	fail vmalloc.allocinfo.pages_once "$WHY"
 	fail vmalloc.allocinfo.freed "$WHY"
 fi
+
+# --- size filters ------------------------------------------------------------------
+kept=x
+dropped=x
+if hold f -e vmalloc --min-size "$K"; then
+	wl_release f
+	kept=$(big_lines "$(ks_out kf)" | grep -cE "$PATTERN")
+fi
+if hold g -e vmalloc --max-size $((K - 1)); then
+	wl_release g
+	dropped=$(big_lines "$(ks_out kg)" | grep -c .)
+fi
+[ "$kept" = 1 ] && [ "$dropped" = 0 ]
+check $? vmalloc.size_filter "--min-size $K: $kept lines of the area (1 expected); --max-size $((K - 1)): $dropped lines above $K bytes (0 expected) ${WHY:-}"
 
 # --- the kernel's own events ------------------------------------------------------
 # ptr_of LINE: the address of a vmalloc or alloc_vmap_area line, in decimal.
