@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "histacc.h"
+#include "record.h"
 #include "kmemsnoop.h"
 
 /* The counters are all __u64: a level is walked as an array of them. */
@@ -30,14 +31,6 @@ struct hist_acc {
 	struct keyent *ents; /* open addressing, linear probing */
 	size_t cap;          /* a power of two */
 	size_t n;
-};
-
-static const char *const event_names[KMT_HIST_TYPES] = {
-	[KMT_TYPE_KMALLOC] = "kmalloc",
-	[KMT_TYPE_CACHE] = "kmem_cache_alloc",
-	[KMT_TYPE_PAGES] = "mm_page_alloc",
-	[KMT_TYPE_VMALLOC] = "vmalloc",
-	[KMT_TYPE_PERCPU] = "percpu_alloc_percpu",
 };
 
 __u64 hist_total(const __u64 per_type[KMT_HIST_TYPES])
@@ -227,7 +220,7 @@ static int event_rows(const struct hist_acc *acc, struct hist_interval *out)
 		row = new_row(&out->by[KMT_BY_EVENT]);
 		if (!row)
 			return -ENOMEM;
-		snprintf(row->label, sizeof(row->label), "%s", event_names[t]);
+		snprintf(row->label, sizeof(row->label), "%s", kmt_type_event_name(t, false));
 		row->count = out->allocs[t];
 		row->bytes = acc->cfg.value == KMT_HIST_REQ ? out->bytes_req[t] : out->bytes_alloc[t];
 		memcpy(row->slots, out->type_slots[t], sizeof(row->slots));

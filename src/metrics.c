@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* --listen: counters from readings, rendered for Prometheus (metrics.h). */
 #include "metrics.h"
+#include "record.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -49,23 +50,6 @@ static const char *const key_label[KMT_BY_COUNT] = {
 	[KMT_BY_CALLSITE] = "callsite",
 	[KMT_BY_COMM] = "comm",
 	[KMT_BY_CGROUP] = "cgroup",
-};
-
-/* The kernel events of each type, allocation and free. */
-static const char *const alloc_event[KMT_HIST_TYPES] = {
-	[KMT_TYPE_KMALLOC] = "kmalloc",
-	[KMT_TYPE_CACHE] = "kmem_cache_alloc",
-	[KMT_TYPE_PAGES] = "mm_page_alloc",
-	[KMT_TYPE_VMALLOC] = "vmalloc",
-	[KMT_TYPE_PERCPU] = "percpu_alloc_percpu",
-};
-
-static const char *const free_event[KMT_HIST_TYPES] = {
-	[KMT_TYPE_KMALLOC] = "kfree",
-	[KMT_TYPE_CACHE] = "kmem_cache_free",
-	[KMT_TYPE_PAGES] = "mm_page_free",
-	[KMT_TYPE_VMALLOC] = "vfree",
-	[KMT_TYPE_PERCPU] = "percpu_free_percpu",
 };
 
 struct metrics *metrics_new(const struct metrics_config *cfg)
@@ -275,20 +259,20 @@ struct type_family {
 	const char *name;
 	const char *help;
 	size_t offset; /* in struct totals */
-	const char *const *events;
+	bool frees;    /* labelled with the free event, not the allocation's */
 };
 
 static const struct type_family type_families[] = {
 	{ "kmemsnoop_allocations_total", "Successful allocations.",
-	  offsetof(struct totals, allocs), alloc_event },
+	  offsetof(struct totals, allocs), false },
 	{ "kmemsnoop_failed_allocations_total", "Allocations that returned NULL.",
-	  offsetof(struct totals, failed), alloc_event },
+	  offsetof(struct totals, failed), false },
 	{ "kmemsnoop_frees_total", "Frees of a non-NULL pointer.",
-	  offsetof(struct totals, frees), free_event },
+	  offsetof(struct totals, frees), true },
 	{ "kmemsnoop_allocated_bytes_total", "Bytes allocated (the allocator's size classes).",
-	  offsetof(struct totals, bytes_alloc), alloc_event },
+	  offsetof(struct totals, bytes_alloc), false },
 	{ "kmemsnoop_requested_bytes_total", "Bytes requested by the callers.",
-	  offsetof(struct totals, bytes_req), alloc_event },
+	  offsetof(struct totals, bytes_req), false },
 };
 
 static void render_types(const struct metrics *m, FILE *out, bool om)
@@ -300,7 +284,8 @@ static void render_types(const struct metrics *m, FILE *out, bool om)
 		family(out, om, f->name, "counter", f->help);
 		for (int t = 0; t < KMT_HIST_TYPES; t++)
 			fprintf(out, "%s{class=\"%s\",event=\"%s\"} %llu\n", f->name,
-				event_classes[t].name, f->events[t], (unsigned long long)v[t]);
+				event_classes[t].name, kmt_type_event_name(t, f->frees),
+				(unsigned long long)v[t]);
 	}
 }
 

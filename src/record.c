@@ -283,15 +283,21 @@ const char *kmt_decode_error(enum kmt_decode_status status)
 	return "corrupt record";
 }
 
+const char *kmt_type_event_name(unsigned int type_id, bool is_free)
+{
+	static const char *const names[2][KMT_TYPE_COUNT] = {
+		{ "kmalloc", "kmem_cache_alloc", "mm_page_alloc", "vmalloc", "percpu_alloc_percpu" },
+		{ "kfree", "kmem_cache_free", "mm_page_free", "vfree", "percpu_free_percpu" },
+	};
+
+	return type_id < KMT_TYPE_COUNT ? names[is_free][type_id] : "unknown";
+}
+
 const char *kmt_event_name(const struct kmt_event *ev)
 {
 	static const char *const bulk_names[2][KMT_TYPE_CACHE + 1] = {
 		{ "kmalloc", "kmem_cache_alloc_bulk" },
 		{ "kfree_bulk", "kmem_cache_free_bulk" },
-	};
-	static const char *const names[2][KMT_TYPE_COUNT] = {
-		{ "kmalloc", "kmem_cache_alloc", "mm_page_alloc", "vmalloc", "percpu_alloc_percpu" },
-		{ "kfree", "kmem_cache_free", "mm_page_free", "vfree", "percpu_free_percpu" },
 	};
 
 	if (ev->event_id > KMT_EVENT_FREE || ev->type_id >= KMT_TYPE_COUNT)
@@ -301,5 +307,5 @@ const char *kmt_event_name(const struct kmt_event *ev)
 	/* Seen through the kernel's vmap_area tracepoints: their names. */
 	if (ev->type_id == KMT_TYPE_VMALLOC && (ev->vmalloc_flags & KMT_VMALLOC_AREA))
 		return ev->event_id == KMT_EVENT_ALLOC ? "alloc_vmap_area" : "free_vmap_area_noflush";
-	return names[ev->event_id][ev->type_id];
+	return kmt_type_event_name(ev->type_id, ev->event_id == KMT_EVENT_FREE);
 }

@@ -119,5 +119,8 @@ static inline int kmt_seq_cmp(__s32 a, __s32 b)
  * percpu_alloc_percpu, percpu_free_percpu; for an object of a bulk call,
  * the function's: kmem_cache_alloc_bulk, kmem_cache_free_bulk, kfree_bulk. */
 const char *kmt_event_name(const struct kmt_event *ev);
+/* The kernel's allocation (or free) event of a type (KMT_TYPE_*), as the
+ * text names it: kmalloc, kmem_cache_free, vmalloc, ... */
+const char *kmt_type_event_name(unsigned int type_id, bool is_free);
 
 #endif
