@@ -106,24 +106,6 @@ struct reorder *reorder_new(size_t cap, int nrings, reorder_emit_fn emit, void *
 	return r;
 }
 
-static int emit_oldest_to(struct reorder *r, reorder_emit_fn emit);
-
-void reorder_free(struct reorder *r)
-{
-	if (!r)
-		return;
-	while (r->held) /* records on the heap among them */
-		emit_oldest_to(r, NULL);
-	for (int i = 0; r->queues && i < r->nqueues; i++)
-		free(r->queues[i].keys);
-	free(r->queues);
-	free(r->heap);
-	free(r->pos);
-	free(r->slots);
-	free(r->free);
-	free(r);
-}
-
 static inline int before(const struct key *a, const struct key *b)
 {
 	if (a->ts != b->ts)
@@ -134,6 +116,33 @@ static inline int before(const struct key *a, const struct key *b)
 static inline struct key *key_at(const struct queue *q, size_t i)
 {
 	return &q->keys[(q->head + i) & (q->size - 1)];
+}
+
+void reorder_free(struct reorder *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; r->queues && i < r->nqueues; i++) {
+		struct queue *q = &r->queues[i];
+
+		/* Records still held on the heap. */
+		for (size_t k = 0; k < q->len; k++) {
+			uint32_t slot = key_at(q, k)->slot;
+			struct on_heap big;
+
+			if (slot >> SLOT_INDEX_BITS != SIZE_ON_HEAP)
+				continue;
+			memcpy(&big, r->slots[slot & SLOT_INDEX_MASK].raw, sizeof(big));
+			free(big.data);
+		}
+		free(q->keys);
+	}
+	free(r->queues);
+	free(r->heap);
+	free(r->pos);
+	free(r->slots);
+	free(r->free);
+	free(r);
 }
 
 /* --- the heap of queues, by their heads ----------------------------------- */
