@@ -25,6 +25,9 @@
 #                   its start line
 #   hotplug.online  CPU 1 went offline and came back (the test's own
 #                   precondition, checked so that a PASS above means it)
+# A count may fall short by no more than the events that instance's
+# programs missed (an allocation while the same program ran on that CPU:
+# in the TCG VMs, with 7.x's preemptible tracepoints, tens of them).
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(hotplug.online hotplug.stream hotplug.hist hotplug.output hotplug.allocinfo)
@@ -68,6 +71,21 @@ wait_held() {
 stderr_other() {
 	grep -Ev '^kmemsnoop: (Tracing kernel allocations|.* are not seen \(|[0-9]+ events written, 0 lost|[0-9]+ events missed: |[0-9]+ allocations \([0-9]+ failed\), [0-9]+ frees in |vmalloc through the vmap_area|this kernel has no BPF atomic fetch-add|no debug information for kernel|[0-9]+ call sites or stacks)' \
 		"$(ks_err "$1")" | first_lines 3
+}
+
+# counted NAME CLEAN GOT COMPLETE MISSED MESSAGE FILE: PASS NAME when the
+# instance ended clean (CLEAN 0) with all WANT load_msg kmallocs (GOT, and
+# COMPLETE 0 for the test's other counts), or short by no more than the
+# MISSED events its programs did not run for (within_misses); FAIL
+# otherwise.
+counted() {
+	local name=$1 clean=$2 got=$3 complete=$4 missed=${5:-0} msg=$6 file=$7
+	if [ "$clean" -eq 0 ] && { [ "$got" -lt "$WANT" ] || [ "$complete" -eq 0 ]; } &&
+		within_misses "$name" "$got" "$WANT" "$missed"; then
+		pass "$name"
+	else
+		fail "$name" "$msg; $missed events missed" "$file"
+	fi
 }
 
 hist_msg() {
@@ -125,25 +143,28 @@ msg_cpus() {
 read -r n one elsewhere < <(msg_cpus "$(ks_out s)")
 lost=$(ks_summary s | awk '{ print $2 }')
 other=$(stderr_other s)
-[ $rcs -eq 0 ] && [ "$n" -eq "$WANT" ] && [ "$one" -eq "$COUNT" ] && [ "$elsewhere" -eq 0 ] &&
-	[ "$lost" = 0 ] && [ -z "$other" ]
-check $? hotplug.stream "exit $rcs; $n load_msg kmallocs (want $WANT), $one on CPU 1 (want $COUNT), $elsewhere on neither CPU; ${lost:-no summary: ?} lost; other stderr lines: '$other'" "$(ks_err s)"
+[ $rcs -eq 0 ] && [ "$elsewhere" -eq 0 ] && [ "$lost" = 0 ] && [ -z "$other" ]
+clean=$?
+[ "$one" -eq "$COUNT" ]
+counted hotplug.stream $clean "$n" $? "$(cat "$WORK/s.misses" 2>/dev/null || echo 0)" "exit $rcs; $n load_msg kmallocs (want $WANT), $one on CPU 1 (want $COUNT), $elsewhere on neither CPU; ${lost:-no summary: ?} lost; other stderr lines: '$other'" "$(ks_err s)"
 
 n=$(hist_msg "$(ks_out h)")
 other=$(stderr_other h)
-[ $rch -eq 0 ] && [ "$n" -eq "$WANT" ] && [ -z "$other" ]
-check $? hotplug.hist "exit $rch; $n load_msg allocations counted (want $WANT); other stderr lines: '$other'" "$(ks_err h)"
+[ $rch -eq 0 ] && [ -z "$other" ]
+counted hotplug.hist $? "$n" 0 "$(sed -n 's/.* \([0-9]*\) events missed.*/\1/p' "$(ks_err h)" | tail -n 1)" "exit $rch; $n load_msg allocations counted (want $WANT); other stderr lines: '$other'" "$(ks_err h)"
 
 "$KMEMSNOOP" -i "$WORK/rec" >"$WORK/replay.out" 2>"$WORK/replay.err"
 rci=$?
 read -r n one elsewhere < <(msg_cpus "$WORK/replay.out")
 other=$(stderr_other o)
-[ $rco -eq 0 ] && [ $rci -eq 0 ] && [ "$n" -eq "$WANT" ] && [ "$one" -eq "$COUNT" ] && [ -z "$other" ]
-check $? hotplug.output "-o exit $rco, -i exit $rci; $n load_msg kmallocs read back (want $WANT), $one on CPU 1 (want $COUNT); other stderr lines: '$other'; -i: $(head -c 200 "$WORK/replay.err" | tr '\n' ' ')" "$(ks_err o)"
+[ $rco -eq 0 ] && [ $rci -eq 0 ] && [ -z "$other" ]
+clean=$?
+[ "$one" -eq "$COUNT" ]
+counted hotplug.output $clean "$n" $? "$(cat "$WORK/o.misses" 2>/dev/null || echo 0)" "-o exit $rco, -i exit $rci; $n load_msg kmallocs read back (want $WANT), $one on CPU 1 (want $COUNT); other stderr lines: '$other'; -o: $(ks_summary o); -i: $(head -c 200 "$WORK/replay.err" | tr '\n' ' ')" "$(ks_err o)"
 
 got=$(awk '$NF ~ /^func:(load_msg|alloc_msg)$/ { c += $2 } END { print c + 0 }' "$(ks_out a)")
 other=$(stderr_other a)
-[ $rca -eq 0 ] && [ "$got" -eq "$WANT" ] && [ -z "$other" ]
-check $? hotplug.allocinfo "exit $rca; $got load_msg allocations (want $WANT); other stderr lines: '$other'" "$(ks_err a)"
+[ $rca -eq 0 ] && [ -z "$other" ]
+counted hotplug.allocinfo $? "$got" 0 "$(ai_missed "$(ks_out a)")" "exit $rca; $got load_msg allocations (want $WANT); other stderr lines: '$other'" "$(ks_err a)"
 
 finish
