@@ -15,7 +15,9 @@
 #   stat.stream_rows, stat.stream_summary  its rows and SUMMARY equal the
 #                   BPF-map instance's
 #   stat.bpf_replay_rows  the BPF-map instance's rows equal those of
-#                   -i DIR --stat --caller on the -o recording
+#                   -i DIR --stat --caller on the -o recording, but for
+#                   the replay's ping-pongs of frees of a pointer already
+#                   freed (perf's rule; the BPF maps do not count them)
 #   stat.pingpong   the load_msg row counts PP_COUNT + MSG_COUNT + 1 hits
 #                   and exactly PP_COUNT ping-pong frees
 #   stat.perf_rows  every call site row equals perf kmem --caller stat's,
@@ -89,6 +91,32 @@ rows_diff() {
 	local d
 	d=$(multiset_diff "$1" "$2" | first_lines 3)
 	echo "${d:-the same rows in another order}"
+}
+
+# refrees DIR: the frees in recording DIR of a pointer whose last event
+# was a free of it (its allocation in between not seen: another task's
+# under -p).  perf's rule, which the replay keeps, counts such a free as a
+# ping-pong; the BPF maps forgot the pointer at its first free and do not.
+refrees() {
+	"$KMEMSNOOP" -i "$1" 2>/dev/null | awk '
+	{ ev = ""; for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+:$/ && $(i + 1) ~ /=/) { ev = $i; break } }
+	ev == "" { next }
+	{ ptr = ""; for (i = 1; i <= NF; i++) if ($i ~ /^ptr=/) ptr = $i }
+	ptr == "" { next }
+	ev ~ /free/ { if (last[ptr] == "f") n++; last[ptr] = "f"; next }
+	ev ~ /alloc/ { last[ptr] = "a" }
+	END { print n + 0 }'
+}
+
+# pingpong_off FILE: the rows of FILE without their Ping-pong column.
+pingpong_off() {
+	awk -F'|' -v OFS='|' '{ $5 = ""; print }' "$1"
+}
+
+# pingpong_extra A B: how many more ping-pongs the rows of B count than
+# those of A, row by row in the same order; -1 when a row of B has fewer.
+pingpong_extra() {
+	paste -d'|' "$1" "$2" | awk -F'|' '{ d = $11 - $5; if (d < 0) { n = -1; exit } n += d } END { print n + 0 }'
 }
 
 # summary FILE: the SUMMARY (SLAB allocator) block's lines.
@@ -304,7 +332,18 @@ if [ -z "${REPORTED[stat.replay_rows]}" ]; then
 		fail_rest stat.replay_rows stat.replay_summary stat.replay_alloc_rows "kmemsnoop -i --stat exited with status $rc: $(head -c 200 "$WORK/replay.err")"
 	fi
 	if [ $rc -eq 0 ]; then
-		same_rows stat.bpf_replay_rows "$OUT" "$WORK/replay" "BPF maps against -i DIR --stat" $((misses + misses_o))
+		rows "$OUT" >"$OUT.rows"
+		rows "$WORK/replay" >"$WORK/replay.rows"
+		again=$(refrees "$DIR")
+		extra=$(pingpong_extra "$OUT.rows" "$WORK/replay.rows")
+		if [ -s "$OUT.rows" ] && ! cmp -s "$OUT.rows" "$WORK/replay.rows" &&
+			cmp -s <(pingpong_off "$OUT.rows") <(pingpong_off "$WORK/replay.rows") &&
+			[ "$extra" -gt 0 ] && [ "$extra" -le "$again" ]; then
+			echo "# stat.bpf_replay_rows: the replay counts $extra more ping-pongs, within the $again frees of a pointer already freed (perf's rule)"
+			pass stat.bpf_replay_rows
+		else
+			same_rows stat.bpf_replay_rows "$OUT" "$WORK/replay" "BPF maps against -i DIR --stat" $((misses + misses_o))
+		fi
 	fi
 	if [ $rc -ne 0 ]; then
 		:
