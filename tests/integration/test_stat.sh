@@ -54,6 +54,15 @@
 #   stat.size_filter  both load_msg rows have BIG_COUNT hits of BIG_SIZE
 #                   requested each (the small ones filtered out in BPF),
 #                   and every row of the two instances is the same
+# Two workloads at once: FA_COUNT messages of FA_SIZE from a copy of the
+# workload named kmsfa-wl, pinned to CPU 1 (taskset) and in a cgroup of its
+# own, and FB_COUNT of FB_SIZE from the workload itself, pinned to CPU 0,
+# outside that cgroup.  --stat --caller counting in BPF maps under one
+# filter each:
+#   stat.filter_comm (-c kmsfa-wl), stat.filter_cpu (-C 1),
+#   stat.filter_tid (-t its thread), stat.filter_cgroup (--cgroup)
+#                   the load_msg row has FA_COUNT hits of 48 + FA_SIZE bytes
+#                   requested each, so none of the other's
 # And "--stat 0.2 3" prints the tables 3 times, then ends (stat.interval).
 # perf is not installed by the test: without it the perf tests SKIP.
 . "$(dirname "$0")/../lib.sh"
@@ -62,6 +71,7 @@ TESTS=(stat.clean_stop stat.stream_clean_stop stat.stream_rows stat.stream_summa
 	stat.bpf_replay_rows stat.pingpong stat.perf_rows stat.perf_summary stat.replay_rows
 	stat.replay_summary stat.replay_alloc_rows stat.perf_page_summary stat.page_callers stat.alive
 	stat.lifetime stat.size_filter stat.replay_page_summary
+	stat.filter_comm stat.filter_cpu stat.filter_tid stat.filter_cgroup
 	stat.interval)
 PP_SIZE=200
 PP_COUNT=40
@@ -74,6 +84,10 @@ QUICK_COUNT=7
 PIPE_PAGES=32
 BIG_SIZE=3000
 BIG_COUNT=9
+FA_SIZE=700
+FA_COUNT=13
+FB_SIZE=300
+FB_COUNT=17
 
 require_root
 require_kmemsnoop
@@ -405,6 +419,85 @@ else
 		{ [ "$missed" != 0 ] || cmp -s "$WORK/ksm.rows" "$WORK/ksf.rows"; } &&
 		! awk -F'|' '{ split($3, r, "/"); if (r[2] + 0 < 1024) bad = 1 } END { exit !bad }' "$WORK/ksm.rows"
 	check $? stat.size_filter "load_msg: $hits hits of $per bytes requested ($BIG_COUNT of $BIG_SIZE + header expected, none of $PP_SIZE); the BPF-map and streamed rows: $(rows_diff "$WORK/ksm.rows" "$WORK/ksf.rows")" "$(ks_out ksm)" "$(ks_out ksf)"
+fi
+
+# --- one filter each, in BPF maps -------------------------------------------
+# msg_hits_per FILE: "HITS PER" of the load_msg row, PER the bytes requested
+# per hit.
+msg_hits_per() {
+	rows "$1" | awk -F'|' '$1 ~ /^ load_msg\+/ { split($3, r, "/"); gsub(/ /, "", $4)
+		print $4, r[2] + 0; exit }'
+}
+
+# filtered_row NAME ID: PASS NAME when instance ID's load_msg row is the
+# FA_COUNT messages of workload fa, short by no more than its misses.
+filtered_row() {
+	local name=$1 id=$2 rc hits per missed
+	ks_stop "$id"
+	rc=$?
+	read -r hits per <<<"$(msg_hits_per "$(ks_out "$id")")"
+	missed=$(ks_misses "$id")
+	[ $rc -eq 0 ] && within_misses "$name" "${hits:-x}" "$FA_COUNT" "$missed" &&
+		[ "$per" = $((48 + FA_SIZE)) ]
+	check $? "$name" "exit $rc; load_msg: ${hits:-no} hits of ${per:-?} bytes requested (want $FA_COUNT of $((48 + FA_SIZE)): none of the $FB_COUNT of $((48 + FB_SIZE)) filtered out); $missed events missed" "$(ks_out "$id")"
+}
+
+FILTERS=(comm tid)
+cp "$WORKLOAD" "$WORK/kmsfa-wl"
+FA_RUN=$WORK/kmsfa-wl
+FB_RUN=$WORKLOAD
+if [ "$ncpus" -lt 2 ] || ! online_cpus | grep -qx 1; then
+	skip stat.filter_cpu "needs CPUs 0 and 1 online"
+elif ! command -v taskset >/dev/null; then
+	skip stat.filter_cpu "no taskset to pin the workloads to CPUs 0 and 1"
+else
+	printf '#!/bin/sh\nexec taskset -c 1 "%s" "$@"\n' "$WORK/kmsfa-wl" >"$WORK/fa-pinned"
+	printf '#!/bin/sh\nexec taskset -c 0 "%s" "$@"\n' "$WORKLOAD" >"$WORK/fb-pinned"
+	chmod +x "$WORK/fa-pinned" "$WORK/fb-pinned"
+	FA_RUN=$WORK/fa-pinned
+	FB_RUN=$WORK/fb-pinned
+	FILTERS+=(cpu)
+fi
+CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+CG=
+if [ -z "$CG_ROOT" ]; then
+	skip stat.filter_cgroup "no cgroup v2 hierarchy is mounted"
+elif ! mkdir "$CG_ROOT/kmemsnoop-stat.$$" 2>/dev/null; then
+	skip stat.filter_cgroup "cannot create a cgroup under $CG_ROOT"
+else
+	CG=$CG_ROOT/kmemsnoop-stat.$$
+	trap 'cleanup; rmdir "$CG" 2>/dev/null' EXIT
+fi
+if ! WORKLOAD=$FA_RUN wl_start fa msg "$FA_SIZE" "$FA_COUNT" ||
+	! WORKLOAD=$FB_RUN wl_start fb msg "$FB_SIZE" "$FB_COUNT"; then
+	fail_rest "${FILTERS[@]/#/stat.filter_}" stat.filter_cgroup "the workloads did not start: $(head -c 200 "$WORK/fa.werr" "$WORK/fb.werr")"
+	wl_kill fa
+else
+	if [ -n "$CG" ]; then
+		if echo "${WL_PID[fa]}" >"$CG/cgroup.procs"; then
+			FILTERS+=(cgroup)
+		else
+			skip stat.filter_cgroup "cannot move a process into $CG"
+		fi
+	fi
+	declare -A FILTER_ARGS=([comm]="-c kmsfa-wl" [cpu]="-C 1" [tid]="-t ${WL_PID[fa]}"
+		[cgroup]="--cgroup $CG")
+	started=()
+	for f in "${FILTERS[@]}"; do
+		# shellcheck disable=SC2086 # the filter's option and value
+		if ks_start "kf$f" --stat --caller -e kmalloc ${FILTER_ARGS[$f]}; then
+			started+=("$f")
+		else
+			fail "stat.filter_$f" "$(ks_start_fail_why "kf$f")"
+		fi
+	done
+	wl_go fa
+	wl_go fb
+	wl_wait fa || fail stat.workload_filters "the workload failed (status ${WL_RC[fa]})" "$WORK/fa.werr"
+	wl_wait fb || fail stat.workload_filters "the workload failed (status ${WL_RC[fb]})" "$WORK/fb.werr"
+	for f in "${started[@]}"; do
+		filtered_row "stat.filter_$f" "kf$f"
+	done
 fi
 
 # page_summary FILE: the SUMMARY (page allocator) block, up to order 10, but
