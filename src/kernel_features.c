@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
 #include "kernel_features.h"
@@ -246,6 +247,7 @@ int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf
 		return -1;
 	kf->atomic_fetch = probe_atomic_fetch();
 	kf->tp_btf_void_arg = probe_tp_btf_void_arg(vmlinux);
+	kf->bpf_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_loop, NULL) > 0;
 	kf->kmalloc_large_over = kmalloc_large_over(vmlinux);
 	return 0;
 }

@@ -18,6 +18,7 @@ struct kernel_features {
 	unsigned char percpu_args;      /* enum kmt_percpu_args */
 	bool atomic_fetch;              /* BPF atomic fetch-add (5.12+) */
 	bool tp_btf_void_arg;           /* tp_btf may read void * arguments (6.16+) */
+	bool bpf_loop;                  /* the bpf_loop() helper (5.17+) */
 	/* bytes_alloc of a kmalloc served by the page allocator is above
 	 * this (KMALLOC_MAX_CACHE_SIZE); 0 when not known */
 	unsigned long long kmalloc_large_over;

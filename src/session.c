@@ -92,7 +92,8 @@ static void say_detected(const struct session *s)
 	const struct kernel_features *kf = &s->kf;
 
 	fprintf(stderr, "kmemsnoop: %d CPUs; kmalloc args %s, kmem_cache_alloc args %s, "
-			"kmem_cache_free args %s; percpu %s; atomic fetch %s; tp_btf %s\n", s->ncpus,
+			"kmem_cache_free args %s; percpu %s; atomic fetch %s; tp_btf %s; bpf_loop %s (bulk calls: up to %d objects)\n",
+		s->ncpus,
 		kf->kmalloc_args == KMT_KMALLOC_NODE ? "with node" : "without node",
 		kf->cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? "with cache" : "with sizes",
 		kf->cache_free_args == KMT_CACHE_FREE_CACHE ? "with cache" :
@@ -101,7 +102,8 @@ static void say_detected(const struct session *s)
 		kf->percpu_args == KMT_PERCPU_FULL ? "with call site" :
 		"without call site (bytes computed)",
 		kf->atomic_fetch ? "yes" : "no (sequence numbers may repeat)",
-		kf->tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)");
+		kf->tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)",
+		kf->bpf_loop ? "yes" : "no", kf->bpf_loop ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
 }
 
 /* A ring and an -o file per CPU: on the largest machines more descriptors
@@ -225,12 +227,25 @@ static bool is_function(enum kmt_source src)
 	return event_sources[src].kind != SOURCE_TRACEPOINT;
 }
 
+/* Whether src's objects are read through bpf_loop() (its fel_ program). */
+static bool source_loops(const struct session *s, enum kmt_source src)
+{
+	return event_sources[src].loops && s->kf.bpf_loop;
+}
+
+static const char *function_prog_prefix(const struct session *s, enum kmt_source src)
+{
+	if (source_loops(s, src))
+		return "fel_";
+	return s->kf.atomic_fetch ? "fe_" : "fec_";
+}
+
 static struct bpf_program *source_prog(const struct session *s, enum kmt_source src)
 {
 	char name[64];
 
 	snprintf(name, sizeof(name), "%s%s",
-		 is_function(src) ? (s->kf.atomic_fetch ? "fe_" : "fec_") :
+		 is_function(src) ? function_prog_prefix(s, src) :
 				    prog_prefix[s->raw_tp][!s->kf.atomic_fetch],
 		 event_sources[src].name);
 	return bpf_object__find_program_by_name(s->skel->obj, name);
@@ -859,7 +874,8 @@ static int finish(struct session *s, int ret)
 	if (s->skel->bss->bulk_unseen)
 		fprintf(stderr, "kmemsnoop: %llu objects of bulk allocations and frees were not "
 				"seen: past the first %d of their call\n",
-			(unsigned long long)s->skel->bss->bulk_unseen, KMT_BULK_MAX);
+			(unsigned long long)s->skel->bss->bulk_unseen,
+			source_loops(s, SRC_CACHE_FREE_BULK) ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
 	if (s->target_gone)
 		fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", s->env->pid);
 	memcpy(s->err, first, sizeof(first));

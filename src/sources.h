@@ -75,6 +75,9 @@ struct event_source {
 	const char *funcs[SOURCE_MAX_FUNCS];
 	int args;              /* fentry/fexit: the arguments the program reads */
 	unsigned int unless;   /* SOURCE_BIT()s: left out when one of these is used */
+	/* fentry/fexit: a fel_<name> program reads the objects through
+	 * bpf_loop(), used where the kernel has it */
+	bool loops;
 };
 
 extern const struct event_source event_sources[SRC_COUNT];

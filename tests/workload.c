@@ -176,6 +176,17 @@
  *       kmem_cache_free each on 6.x; 5.10 frees each at its completion and
  *       the unused ones with kmem_cache_free_bulk).
  *
+ *   semundo-rm N
+ *       Creates N System V semaphore sets of 100 semaphores and does one
+ *       semop with SEM_UNDO on each: the kernel allocates one struct
+ *       sem_undo per set (find_alloc_undo, inlined in __do_semtimedop on
+ *       6.x: kvzalloc of the struct and two bytes per semaphore, 264
+ *       bytes on 6.18).  Prints "held", waits for a byte (or SIGUSR1),
+ *       removes the sets (IPC_RMID: freeary() hands each undo to
+ *       kvfree_rcu(), whose batches a kworker frees with kfree_bulk()
+ *       after a grace period, up to a page of pointers a call), prints
+ *       "closed" and waits for another.
+ *
  * Exit status: 0 done, 1 a system call failed, 2 bad usage.
  */
 #define _GNU_SOURCE
@@ -197,6 +208,7 @@
 #include <sys/msg.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sem.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
 #include <sys/types.h>
@@ -241,7 +253,7 @@ usage(const char *fmt, ...)
 	      "          pipe PAGES | piperesize N | openclose N |\n"
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
 	      "          pages-rounds SECONDS PAGES |\n"
-	      "          percpu-map-hold ENTRIES SIZE | uring-hold N |\n"
+	      "          percpu-map-hold ENTRIES SIZE | uring-hold N | semundo-rm N |\n"
 	      "          rename NAME | exec-as NAME (then more commands)\n",
 	      stderr);
 	exit(2);
@@ -495,6 +507,31 @@ static void do_uring_hold(long n)
 	munmap(sqes, sqes_len);
 	munmap(sq, sq_len);
 	close(fd);
+	say("closed\n");
+	wait_for_go();
+}
+
+#define SEMUNDO_SEMS 100
+#define SEMUNDO_MAX 4096
+
+/* N sets, an undo in each, then removed; see semundo-rm above. */
+static void do_semundo_rm(long n)
+{
+	static int ids[SEMUNDO_MAX];
+	struct sembuf up = { .sem_num = 0, .sem_op = 1, .sem_flg = SEM_UNDO };
+
+	for (long i = 0; i < n; i++) {
+		ids[i] = semget(IPC_PRIVATE, SEMUNDO_SEMS, IPC_CREAT | 0600);
+		if (ids[i] < 0)
+			die("semget");
+		if (semop(ids[i], &up, 1))
+			die("semop");
+	}
+	say("held\n");
+	wait_for_go();
+	for (long i = 0; i < n; i++)
+		if (semctl(ids[i], 0, IPC_RMID))
+			die("semctl(IPC_RMID)");
 	say("closed\n");
 	wait_for_go();
 }
@@ -789,7 +826,8 @@ static void parse_step(char **av, int n, struct step *st)
 	    !strcmp(cmd, "fork-msg") || !strcmp(cmd, "thread-msg") || !strcmp(cmd, "pingpong"))
 		want = 2;
 	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize") ||
-		 !strcmp(cmd, "bpfarray-hold") || !strcmp(cmd, "uring-hold"))
+		 !strcmp(cmd, "bpfarray-hold") || !strcmp(cmd, "uring-hold") ||
+		 !strcmp(cmd, "semundo-rm"))
 		want = 1;
 	else if (!strcmp(cmd, "noise") || !strcmp(cmd, "pages-rounds"))
 		want = 2;
@@ -812,6 +850,8 @@ static void parse_step(char **av, int n, struct step *st)
 		st->a = number(av[1], 4, 1024 * 1024, "KIB");
 	} else if (!strcmp(cmd, "uring-hold")) {
 		st->a = number(av[1], 1, 256, "N");
+	} else if (!strcmp(cmd, "semundo-rm")) {
+		st->a = number(av[1], 1, SEMUNDO_MAX, "N");
 	} else if (!strcmp(cmd, "noise")) {
 		st->a = number(av[1], 0, 86400, "SECONDS");
 		st->b = number(av[2], 0, MSG_MAX_TEXT, "SIZE");
@@ -860,6 +900,8 @@ static void run_step(const struct step *st)
 		do_bpfarray_hold(st->a);
 	else if (!strcmp(st->cmd, "uring-hold"))
 		do_uring_hold(st->a);
+	else if (!strcmp(st->cmd, "semundo-rm"))
+		do_semundo_rm(st->a);
 	else if (!strcmp(st->cmd, "noise"))
 		do_noise(st->a, st->b);
 	else if (!strcmp(st->cmd, "msg-rounds"))

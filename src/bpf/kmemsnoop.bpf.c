@@ -390,10 +390,11 @@ static __always_inline int on_free_vmap_area(__u64 *ctx, bool atomic_fetch, bool
 
 /*
  * The slab's bulk functions fire no event per object.  Their fexit/fentry
- * programs read the array of objects, at most KMT_BULK_MAX a call (a
- * bounded loop: the verifier walks each pass), and hand each object to the
- * parts as one allocation or free marked KMT_EV_BULK; the objects past the
- * bound are counted here and reported.  The call site is the frame after
+ * programs read the array of objects, at most KMT_BULK_MAX a call in a
+ * bounded loop (the verifier walks each pass), or KMT_BULK_LOOP_MAX
+ * through bpf_loop() where the kernel has it (the fel_ programs), and hand
+ * each object to the parts as one allocation or free marked KMT_EV_BULK;
+ * the objects past the bound are counted here and reported.  The call site is the frame after
  * the bulk function's in a short stack (bulk_call_site()).  The cache is
  * read as a number and its fields through a helper (btf false): its
  * address is hashed, which the verifier forbids on a typed pointer.
@@ -437,13 +438,13 @@ static __always_inline __u64 bulk_call_site(void *ctx, int fn)
 	return first;
 }
 
-static __always_inline __u32 bulk_count(long n)
+static __always_inline __u32 bulk_count(long n, __u32 max)
 {
 	if (n <= 0)
 		return 0;
-	if (n > KMT_BULK_MAX) {
-		__sync_fetch_and_add(&bulk_unseen, n - KMT_BULK_MAX);
-		return KMT_BULK_MAX;
+	if (n > max) {
+		__sync_fetch_and_add(&bulk_unseen, n - max);
+		return max;
 	}
 	return n;
 }
@@ -456,86 +457,138 @@ static __always_inline __u64 bulk_object(__u64 array, __u32 i)
 	return obj;
 }
 
+/* One bulk call's objects, and what each of them is handed with. */
+struct bulk_call {
+	__u64 *ctx;
+	struct event_ctx ev;
+	struct kmem_cache *s;
+	__u64 array, site, req, alloc;
+	__u32 n, gfp;
+	__u8 type;
+	bool filtered; /* the frees: the task passes the filters */
+};
+
+static __always_inline void bulk_alloc_object(struct bulk_call *b, __u32 i, bool atomic_fetch)
+{
+	__u64 ptr = bulk_object(b->array, i);
+
+	size_passes(ptr, b->req); /* for the frees of ptr */
+	if (do_allocinfo)
+		allocinfo_alloc(b->ctx, atomic_fetch, KMT_TYPE_CACHE, b->site, ptr, b->alloc);
+	if (do_stat)
+		stat_alloc(KMT_TYPE_CACHE, b->site, ptr, b->req, b->alloc, b->s, false, false, -1,
+			   &b->ev);
+	if (do_stream)
+		stream_cache_alloc(&b->ev, atomic_fetch, false, b->s, b->site, ptr, b->req, b->alloc,
+				   b->gfp, -1, KMT_EV_BULK);
+}
+
+static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i, bool atomic_fetch)
+{
+	__u64 ptr = bulk_object(b->array, i);
+
+	if (do_allocinfo)
+		allocinfo_free(atomic_fetch, b->type, ptr, 0);
+	if (!b->filtered || !free_size_passes(ptr))
+		return;
+	/* Counted here: a count kept across passes would give the verifier a
+	 * state per value. */
+	if (do_hist)
+		hist_free(b->type, ptr);
+	if (do_stat)
+		stat_free(ptr, &b->ev);
+	if (do_stream && b->s)
+		stream_cache_free_ref(&b->ev, atomic_fetch, false, b->s, b->site, ptr, KMT_EV_BULK);
+	else if (do_stream)
+		stream_kfree(&b->ev, atomic_fetch, b->site, ptr, KMT_EV_BULK);
+}
+
+/* bpf_loop()'s callbacks: only the fel_ programs, which need 5.17+ and so
+ * have atomic fetch-add. */
+static long bulk_alloc_next(__u32 i, void *b)
+{
+	bulk_alloc_object(b, i, true);
+	return 0;
+}
+
+static long bulk_free_next(__u32 i, void *b)
+{
+	bulk_free_object(b, i, true);
+	return 0;
+}
+
+/* Every object of b, by bpf_loop() (by_loop) or a bounded loop. */
+static __always_inline void bulk_each(struct bulk_call *b, bool alloc, bool atomic_fetch,
+				      bool by_loop)
+{
+	if (by_loop) {
+		bpf_loop(b->n, alloc ? bulk_alloc_next : bulk_free_next, b, 0);
+		return;
+	}
+	for (__u32 i = 0; i < KMT_BULK_MAX; i++) {
+		if (i >= b->n)
+			break;
+		if (alloc)
+			bulk_alloc_object(b, i, atomic_fetch);
+		else
+			bulk_free_object(b, i, atomic_fetch);
+	}
+}
+
 /* kmem_cache_alloc_bulk(s, flags, size, p) returned how many of p it filled
  * (before 7.x), or whether it filled them all. */
-static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool by_loop)
 {
-	struct event_ctx ev;
-	struct kmem_cache *s = (void *)arg_number(ctx, 0);
-	__u64 array = arg_number(ctx, 3), site, req, alloc;
+	struct bulk_call b = { .ctx = ctx, .s = (void *)arg_number(ctx, 0),
+			       .array = arg_number(ctx, 3), .gfp = ARG(ctx, 1) };
 	long ret = bulk_alloc_all_or_none ? ((__u8)ARG(ctx, 4) ? (long)ARG(ctx, 2) : 0)
 					  : (int)ARG(ctx, 4);
-	__u32 n, gfp = ARG(ctx, 1);
 
 	/* The filter first: objects past the bound are counted for the tasks traced. */
-	if (ret <= 0 || !task_passes(&ev))
+	if (ret <= 0 || !task_passes(&b.ev))
 		return 0;
-	n = bulk_count(ret);
-	req = KREAD(false, s, object_size);
-	alloc = KREAD(false, s, size);
+	b.n = bulk_count(ret, by_loop ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
+	b.req = KREAD(false, b.s, object_size);
+	b.alloc = KREAD(false, b.s, size);
 	/* One size for all: all pass the size filter, or none. */
-	if (filter_size && (req < min_size || req > max_size))
+	if (filter_size && (b.req < min_size || b.req > max_size))
 		return 0;
-	site = bulk_call_site(ctx, 0);
+	b.site = bulk_call_site(ctx, 0);
 	if (do_stream)
-		describe_task(&ev, atomic_fetch);
+		describe_task(&b.ev, atomic_fetch);
 	/* Counted at once, outside the loop the verifier walks pass by pass. */
 	if (do_hist)
-		hist_alloc_n(KMT_TYPE_CACHE, site, 1, req, alloc, s, false, n);
-	for (__u32 i = 0; i < KMT_BULK_MAX; i++) {
-		__u64 ptr;
-
-		if (i >= n)
-			break;
-		ptr = bulk_object(array, i);
-		size_passes(ptr, req); /* for the frees of ptr */
-		if (do_allocinfo)
-			allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, site, ptr, alloc);
-		if (do_stat)
-			stat_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, false, false, -1, &ev);
-		if (do_stream)
-			stream_cache_alloc(&ev, atomic_fetch, false, s, site, ptr, req, alloc, gfp, -1,
-					   KMT_EV_BULK);
-	}
+		hist_alloc_n(KMT_TYPE_CACHE, b.site, 1, b.req, b.alloc, b.s, false, b.n);
+	bulk_each(&b, true, atomic_fetch, by_loop);
 	return 0;
 }
 
 /* kmem_cache_free_bulk(s, size, p); kfree_bulk(size, p) passes s NULL: kfrees. */
+static __always_inline int cache_free_bulk(__u64 *ctx, bool atomic_fetch, bool by_loop)
+{
+	struct bulk_call b = { .ctx = ctx, .s = (void *)arg_number(ctx, 0),
+			       .array = arg_number(ctx, 2) };
+
+	b.n = bulk_count(ARG(ctx, 1), by_loop ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
+	b.type = b.s ? KMT_TYPE_CACHE : KMT_TYPE_KMALLOC;
+	b.filtered = free_wanted_by_filtered(b.s ? EV_CACHE : EV_KMALLOC) && task_passes(&b.ev);
+	if (b.filtered && do_stream) {
+		b.site = bulk_call_site(ctx, 1);
+		describe_task(&b.ev, atomic_fetch);
+	}
+	bulk_each(&b, false, atomic_fetch, by_loop);
+	return 0;
+}
+
+/* The fe_ and fec_ programs: the bounded loop. */
+static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	return cache_alloc_bulk(ctx, atomic_fetch, false);
+}
+
 static __always_inline int on_cache_free_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
 {
-	struct event_ctx ev;
-	struct kmem_cache *s = (void *)arg_number(ctx, 0);
-	__u64 array = arg_number(ctx, 2), site = 0;
-	__u32 n = bulk_count(ARG(ctx, 1));
-	__u8 type = s ? KMT_TYPE_CACHE : KMT_TYPE_KMALLOC;
-	bool filtered = free_wanted_by_filtered(s ? EV_CACHE : EV_KMALLOC) && task_passes(&ev);
-
-	if (filtered && do_stream) {
-		site = bulk_call_site(ctx, 1);
-		describe_task(&ev, atomic_fetch);
-	}
-	for (__u32 i = 0; i < KMT_BULK_MAX; i++) {
-		__u64 ptr;
-
-		if (i >= n)
-			break;
-		ptr = bulk_object(array, i);
-		if (do_allocinfo)
-			allocinfo_free(atomic_fetch, type, ptr, 0);
-		if (!filtered || !free_size_passes(ptr))
-			continue;
-		/* Counted here: a count kept across passes would give the
-		 * verifier a state per value. */
-		if (do_hist)
-			hist_free(type, ptr);
-		if (do_stat)
-			stat_free(ptr, &ev);
-		if (do_stream && s)
-			stream_cache_free_ref(&ev, atomic_fetch, false, s, site, ptr, KMT_EV_BULK);
-		else if (do_stream)
-			stream_kfree(&ev, atomic_fetch, site, ptr, KMT_EV_BULK);
-	}
-	return 0;
+	return cache_free_bulk(ctx, atomic_fetch, false);
 }
 
 /* --- sched and task: following -p, task records --------------------------- */
@@ -687,3 +740,8 @@ KMT_FUNC_ENTRY_POINTS(fentry, vfree, on_vfree)
 KMT_FUNC_ENTRY_POINTS(fentry, vfree_atomic, on_vfree)
 KMT_FUNC_ENTRY_POINTS(fexit, cache_alloc_bulk, on_cache_alloc_bulk)
 KMT_FUNC_ENTRY_POINTS(fentry, cache_free_bulk, on_cache_free_bulk)
+
+/* The rows with a bpf_loop() variant (sources.c's "loops"): fel_<row>, where
+ * the kernel has the helper (5.17+, and so atomic fetch-add). */
+SEC("fexit") int fel_cache_alloc_bulk(__u64 *ctx) { return cache_alloc_bulk(ctx, true, true); }
+SEC("fentry") int fel_cache_free_bulk(__u64 *ctx) { return cache_free_bulk(ctx, true, true); }

@@ -167,8 +167,13 @@ enum kmt_text_table {
 #define KMT_TEXT_RANGES (KMT_VM_RANGES + KMT_PAGE_ALLOC_RANGES)
 #define KMT_TEXT_BISECT_STEPS 9 /* 2^9 > KMT_TEXT_RANGES */
 #define KMT_STACK_SITE_FRAMES 12
-/* The objects of one kmem_cache_{alloc,free}_bulk call the BPF side reads. */
+/* The objects of one kmem_cache_{alloc,free}_bulk call the BPF side reads:
+ * in a bounded loop, or through bpf_loop() (5.17+), whose callback the
+ * verifier walks once: enough for a batch of kfree_rcu()'s kfree_bulk(),
+ * a page of pointers (KVFREE_BULK_MAX_ENTR: 509 with 4 KiB pages, 8189
+ * with 64 KiB). */
 #define KMT_BULK_MAX 32
+#define KMT_BULK_LOOP_MAX 8192
 /* The frames a bulk program looks through for its function's, then the caller. */
 #define KMT_BULK_FRAMES 6
 
