@@ -539,8 +539,9 @@ static __always_inline void bulk_each(struct bulk_call *b, bool alloc, bool atom
  * (before 7.x), or whether it filled them all. */
 static __always_inline int cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool by_loop)
 {
-	struct bulk_call b = { .ctx = ctx, .s = (void *)arg_number(ctx, 0),
-			       .array = arg_number(ctx, 3), .gfp = ARG(ctx, 1) };
+	struct kmem_cache *s = (void *)arg_number(ctx, 0);
+	struct bulk_call b = { .ctx = ctx, .s = s, .array = arg_number(ctx, 3),
+			       .gfp = ARG(ctx, 1) };
 	long ret = bulk_alloc_all_or_none ? ((__u8)ARG(ctx, 4) ? (long)ARG(ctx, 2) : 0)
 					  : (int)ARG(ctx, 4);
 
@@ -548,8 +549,9 @@ static __always_inline int cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool 
 	if (ret <= 0 || !task_passes(&b.ev))
 		return 0;
 	b.n = bulk_count(ret, by_loop ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
-	b.req = KREAD(false, b.s, object_size);
-	b.alloc = KREAD(false, b.s, size);
+	/* Through s: a CO-RE read of b.s would relocate struct bulk_call too. */
+	b.req = KREAD(false, s, object_size);
+	b.alloc = KREAD(false, s, size);
 	/* One size for all: all pass the size filter, or none. */
 	if (filter_size && (b.req < min_size || b.req > max_size))
 		return 0;
