@@ -247,7 +247,8 @@ int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf
 		return -1;
 	kf->atomic_fetch = probe_atomic_fetch();
 	kf->tp_btf_void_arg = probe_tp_btf_void_arg(vmlinux);
-	kf->bpf_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_loop, NULL) > 0;
+	kf->bpf_loop =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_loop, NULL) > 0;
 	kf->kmalloc_large_over = kmalloc_large_over(vmlinux);
 	return 0;
 }

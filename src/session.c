@@ -92,7 +92,8 @@ static void say_detected(const struct session *s)
 	const struct kernel_features *kf = &s->kf;
 
 	fprintf(stderr, "kmemsnoop: %d CPUs; kmalloc args %s, kmem_cache_alloc args %s, "
-			"kmem_cache_free args %s; percpu %s; atomic fetch %s; tp_btf %s; bpf_loop %s (bulk calls: up to %d objects)\n",
+			"kmem_cache_free args %s; percpu %s; atomic fetch %s; tp_btf %s; "
+			"bpf_loop %s (bulk calls: up to %d objects)\n",
 		s->ncpus,
 		kf->kmalloc_args == KMT_KMALLOC_NODE ? "with node" : "without node",
 		kf->cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? "with cache" : "with sizes",

@@ -394,10 +394,11 @@ static __always_inline int on_free_vmap_area(__u64 *ctx, bool atomic_fetch, bool
  * bounded loop (the verifier walks each pass), or KMT_BULK_LOOP_MAX
  * through bpf_loop() where the kernel has it (the fel_ programs), and hand
  * each object to the parts as one allocation or free marked KMT_EV_BULK;
- * the objects past the bound are counted here and reported.  The call site is the frame after
- * the bulk function's in a short stack (bulk_call_site()).  The cache is
- * read as a number and its fields through a helper (btf false): its
- * address is hashed, which the verifier forbids on a typed pointer.
+ * the objects past the bound are counted here and reported.  The call site
+ * is the frame after the bulk function's in a short stack
+ * (bulk_call_site()).  The cache is read as a number and its fields
+ * through a helper (btf false): its address is hashed, which the verifier
+ * forbids on a typed pointer.
  */
 __u64 bulk_unseen = 0;
 
@@ -479,8 +480,8 @@ static __always_inline void bulk_alloc_object(struct bulk_call *b, __u32 i, bool
 		stat_alloc(KMT_TYPE_CACHE, b->site, ptr, b->req, b->alloc, b->s, false, false, -1,
 			   &b->ev);
 	if (do_stream)
-		stream_cache_alloc(&b->ev, atomic_fetch, false, b->s, b->site, ptr, b->req, b->alloc,
-				   b->gfp, -1, KMT_EV_BULK);
+		stream_cache_alloc(&b->ev, atomic_fetch, false, b->s, b->site, ptr, b->req,
+				   b->alloc, b->gfp, -1, KMT_EV_BULK);
 }
 
 static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i, bool atomic_fetch)
