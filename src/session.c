@@ -87,6 +87,19 @@ struct ksyms *session_ksyms(struct session *s)
 
 /* --- session_new: the kernel ------------------------------------------------ */
 
+/* Whether bulk objects are read through bpf_loop() (the fel_ programs,
+ * built with atomic fetch-add, which every such kernel should have). */
+static bool bulk_loops(const struct kernel_features *kf)
+{
+	return kf->bpf_loop && kf->atomic_fetch;
+}
+
+/* Whether src's objects are read through bpf_loop() (its fel_ program). */
+static bool source_loops(const struct session *s, enum kmt_source src)
+{
+	return event_sources[src].loops && bulk_loops(&s->kf);
+}
+
 static void say_detected(const struct session *s)
 {
 	const struct kernel_features *kf = &s->kf;
@@ -104,7 +117,7 @@ static void say_detected(const struct session *s)
 		"without call site (bytes computed)",
 		kf->atomic_fetch ? "yes" : "no (sequence numbers may repeat)",
 		kf->tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)",
-		kf->bpf_loop ? "yes" : "no", kf->bpf_loop ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
+		kf->bpf_loop ? "yes" : "no", bulk_loops(kf) ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
 }
 
 /* A ring and an -o file per CPU: on the largest machines more descriptors
@@ -228,11 +241,6 @@ static bool is_function(enum kmt_source src)
 	return event_sources[src].kind != SOURCE_TRACEPOINT;
 }
 
-/* Whether src's objects are read through bpf_loop() (its fel_ program). */
-static bool source_loops(const struct session *s, enum kmt_source src)
-{
-	return event_sources[src].loops && s->kf.bpf_loop;
-}
 
 static const char *function_prog_prefix(const struct session *s, enum kmt_source src)
 {

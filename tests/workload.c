@@ -514,6 +514,19 @@ static void do_uring_hold(long n)
 #define SEMUNDO_SEMS 100
 #define SEMUNDO_MAX 4096
 
+/* Removes the first n sets of ids (they outlive the process otherwise);
+ * the first failure's errno is kept for die(). */
+static int remove_sem_sets(const int *ids, long n)
+{
+	int err = 0;
+
+	for (long i = 0; i < n; i++)
+		if (semctl(ids[i], 0, IPC_RMID) && !err)
+			err = errno;
+	errno = err;
+	return err ? -1 : 0;
+}
+
 /* N sets, an undo in each, then removed; see semundo-rm above. */
 static void do_semundo_rm(long n)
 {
@@ -522,16 +535,18 @@ static void do_semundo_rm(long n)
 
 	for (long i = 0; i < n; i++) {
 		ids[i] = semget(IPC_PRIVATE, SEMUNDO_SEMS, IPC_CREAT | 0600);
-		if (ids[i] < 0)
-			die("semget");
-		if (semop(ids[i], &up, 1))
-			die("semop");
+		if (ids[i] < 0 || semop(ids[i], &up, 1)) {
+			int err = errno;
+
+			remove_sem_sets(ids, ids[i] < 0 ? i : i + 1);
+			errno = err;
+			die(ids[i] < 0 ? "semget" : "semop");
+		}
 	}
 	say("held\n");
 	wait_for_go();
-	for (long i = 0; i < n; i++)
-		if (semctl(ids[i], 0, IPC_RMID))
-			die("semctl(IPC_RMID)");
+	if (remove_sem_sets(ids, n))
+		die("semctl(IPC_RMID)");
 	say("closed\n");
 	wait_for_go();
 }

@@ -504,8 +504,8 @@ static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i, bool 
 		stream_kfree(&b->ev, atomic_fetch, b->site, ptr, KMT_EV_BULK);
 }
 
-/* bpf_loop()'s callbacks: only the fel_ programs, which need 5.17+ and so
- * have atomic fetch-add. */
+/* bpf_loop()'s callbacks: only the fel_ programs, which user space loads
+ * where the kernel has bpf_loop() (5.17+) and atomic fetch-add. */
 static long bulk_alloc_next(__u32 i, void *b)
 {
 	bulk_alloc_object(b, i, true);
@@ -575,6 +575,9 @@ static __always_inline int cache_free_bulk(__u64 *ctx, bool atomic_fetch, bool b
 	b.n = bulk_count(ARG(ctx, 1), by_loop ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
 	b.type = b.s ? KMT_TYPE_CACHE : KMT_TYPE_KMALLOC;
 	b.filtered = free_wanted_by_filtered(b.s ? EV_CACHE : EV_KMALLOC) && task_passes(&b.ev);
+	/* Nothing to do per object: no reading thousands of them for nobody. */
+	if (!b.filtered && !do_allocinfo)
+		return 0;
 	if (b.filtered && do_stream) {
 		b.site = bulk_call_site(ctx, 1);
 		describe_task(&b.ev, atomic_fetch);

@@ -170,8 +170,8 @@ enum kmt_text_table {
 /* The objects of one kmem_cache_{alloc,free}_bulk call the BPF side reads:
  * in a bounded loop, or through bpf_loop() (5.17+), whose callback the
  * verifier walks once: enough for a batch of kfree_rcu()'s kfree_bulk(),
- * a page of pointers (KVFREE_BULK_MAX_ENTR: 509 with 4 KiB pages, 8189
- * with 64 KiB). */
+ * a page of pointers less a small header (KVFREE_BULK_MAX_ENTR: about 510
+ * with 4 KiB pages, 8190 with 64 KiB). */
 #define KMT_BULK_MAX 32
 #define KMT_BULK_LOOP_MAX 8192
 /* The frames a bulk program looks through for its function's, then the caller. */

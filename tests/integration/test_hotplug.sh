@@ -80,12 +80,18 @@ stderr_other() {
 # otherwise.
 counted() {
 	local name=$1 clean=$2 got=$3 complete=$4 missed=${5:-0} msg=$6 file=$7
-	if [ "$clean" -eq 0 ] && { [ "$got" -lt "$WANT" ] || [ "$complete" -eq 0 ]; } &&
+	if [ "$clean" -eq 0 ] && [ "$complete" -eq 0 ] &&
 		within_misses "$name" "$got" "$WANT" "$missed"; then
 		pass "$name"
 	else
 		fail "$name" "$msg; $missed events missed" "$file"
 	fi
+}
+
+# on_cpu1_ok ONE GOT: status 0 when ONE of the GOT kmallocs were on CPU 1
+# as they should: COUNT, or fewer by no more than GOT's own shortfall.
+on_cpu1_ok() {
+	[ "$1" -le "$COUNT" ] && [ $((COUNT - $1)) -le $((WANT - $2)) ]
 }
 
 hist_msg() {
@@ -145,7 +151,7 @@ lost=$(ks_summary s | awk '{ print $2 }')
 other=$(stderr_other s)
 [ $rcs -eq 0 ] && [ "$elsewhere" -eq 0 ] && [ "$lost" = 0 ] && [ -z "$other" ]
 clean=$?
-[ "$one" -eq "$COUNT" ]
+on_cpu1_ok "$one" "$n"
 counted hotplug.stream $clean "$n" $? "$(cat "$WORK/s.misses" 2>/dev/null || echo 0)" "exit $rcs; $n load_msg kmallocs (want $WANT), $one on CPU 1 (want $COUNT), $elsewhere on neither CPU; ${lost:-no summary: ?} lost; other stderr lines: '$other'" "$(ks_err s)"
 
 n=$(hist_msg "$(ks_out h)")
@@ -159,7 +165,7 @@ read -r n one elsewhere < <(msg_cpus "$WORK/replay.out")
 other=$(stderr_other o)
 [ $rco -eq 0 ] && [ $rci -eq 0 ] && [ -z "$other" ]
 clean=$?
-[ "$one" -eq "$COUNT" ]
+on_cpu1_ok "$one" "$n"
 counted hotplug.output $clean "$n" $? "$(cat "$WORK/o.misses" 2>/dev/null || echo 0)" "-o exit $rco, -i exit $rci; $n load_msg kmallocs read back (want $WANT), $one on CPU 1 (want $COUNT); other stderr lines: '$other'; -o: $(ks_summary o); -i: $(head -c 200 "$WORK/replay.err" | tr '\n' ' ')" "$(ks_err o)"
 
 got=$(awk '$NF ~ /^func:(load_msg|alloc_msg)$/ { c += $2 } END { print c + 0 }' "$(ks_out a)")

@@ -470,7 +470,7 @@ else
 fi
 if ! WORKLOAD=$FA_RUN wl_start fa msg "$FA_SIZE" "$FA_COUNT" ||
 	! WORKLOAD=$FB_RUN wl_start fb msg "$FB_SIZE" "$FB_COUNT"; then
-	fail_rest "${FILTERS[@]/#/stat.filter_}" stat.filter_cgroup "the workloads did not start: $(head -c 200 "$WORK/fa.werr" "$WORK/fb.werr")"
+	fail_rest "${FILTERS[@]/#/stat.filter_}" ${CG:+stat.filter_cgroup} "the workloads did not start: $(head -c 200 "$WORK/fa.werr" "$WORK/fb.werr")"
 	wl_kill fa
 else
 	if [ -n "$CG" ]; then

@@ -164,7 +164,17 @@ PY
 	[ "$back" = 0 ] && [ "$early" = 0 ]
 	check $? timeorder.json_order "backward timestamps, kfrees before their kmalloc, first: '$order' (want '0 0 -'): $(head -c 300 "$WORK/json.check" | tr '\n' ' ')" "$(ks_out json)"
 	got=$(tail -n 1 "$WORK/json.check")
-	[ "$got" = "$PP_COUNT $PP_COUNT $((2 * OC))" ]
-	check $? timeorder.json_events "load_msg kmallocs, free_msg kfrees, filp allocations: '$got' (want '$PP_COUNT $PP_COUNT $((2 * OC))')"
+	read -r na nf nn <<<"$got"
+	ks_final_misses json
+	misses=$(cat "$WORK/json.misses" 2>/dev/null || echo 0)
+	why="load_msg kmallocs, free_msg kfrees, filp allocations: '$got' (want '$PP_COUNT $PP_COUNT $((2 * OC))')"
+	if [ "$got" = "$PP_COUNT $PP_COUNT $((2 * OC))" ]; then
+		pass timeorder.json_events
+	elif [ "${na:-0}" -le $PP_COUNT ] && [ "${nf:-0}" -le $PP_COUNT ] && [ "${nn:-0}" -le $((2 * OC)) ] &&
+		[ "$misses" -ge $((2 * PP_COUNT + 2 * OC - ${na:-0} - ${nf:-0} - ${nn:-0})) ]; then
+		skip timeorder.json_events "$why, and the programs missed $misses events (a program already running on that CPU)"
+	else
+		fail timeorder.json_events "$why"
+	fi
 fi
 finish
