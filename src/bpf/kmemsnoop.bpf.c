@@ -465,7 +465,6 @@ struct bulk_call {
 	struct kmem_cache *s;
 	__u64 array, site, req, alloc;
 	__u32 n, gfp;
-	__u8 type;
 	bool filtered; /* the frees: the task passes the filters */
 };
 
@@ -487,15 +486,19 @@ static __always_inline void bulk_alloc_object(struct bulk_call *b, __u32 i, bool
 static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i, bool atomic_fetch)
 {
 	__u64 ptr = bulk_object(b->array, i);
+	/* From s, not a stored type: in a bpf_loop() callback the verifier
+	 * knows nothing of a byte read back from the caller's stack, and the
+	 * type indexes the histograms. */
+	__u8 type = b->s ? KMT_TYPE_CACHE : KMT_TYPE_KMALLOC;
 
 	if (do_allocinfo)
-		allocinfo_free(atomic_fetch, b->type, ptr, 0);
+		allocinfo_free(atomic_fetch, type, ptr, 0);
 	if (!b->filtered || !free_size_passes(ptr))
 		return;
 	/* Counted here: a count kept across passes would give the verifier a
 	 * state per value. */
 	if (do_hist)
-		hist_free(b->type, ptr);
+		hist_free(type, ptr);
 	if (do_stat)
 		stat_free(ptr, &b->ev);
 	if (do_stream && b->s)
@@ -573,7 +576,6 @@ static __always_inline int cache_free_bulk(__u64 *ctx, bool atomic_fetch, bool b
 			       .array = arg_number(ctx, 2) };
 
 	b.n = bulk_count(ARG(ctx, 1), by_loop ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
-	b.type = b.s ? KMT_TYPE_CACHE : KMT_TYPE_KMALLOC;
 	b.filtered = free_wanted_by_filtered(b.s ? EV_CACHE : EV_KMALLOC) && task_passes(&b.ev);
 	/* Nothing to do per object: no reading thousands of them for nobody. */
 	if (!b.filtered && !do_allocinfo)

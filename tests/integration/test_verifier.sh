@@ -8,7 +8,9 @@
 # must stay within a quarter of that (BUDGET).  An inlined loop inside a
 # loop once took a vfree program past 460,000 (seconds of start-up under
 # QEMU).  One result per mode, verifier.<mode>; the start-up time and the
-# largest program are printed.
+# largest program are printed.  A mode whose fentry/fexit programs the
+# verifier refuses (kmemsnoop then goes on without them) FAILs, on every
+# kernel.
 . "$(dirname "$0")/../lib.sh"
 
 BUDGET=250000
@@ -18,6 +20,7 @@ MODES=(
 	"filtered|-p @PID@ -e kmalloc,cache --min-size=64 --max-size=4096 -d 0.01"
 	"hist|--hist -d 0.01"
 	"hist_by|--hist-by callsite -d 0.01"
+	"hist_by_kmalloc|--hist-by callsite -e kmalloc -d 0.01"
 	"allocinfo|--allocinfo -d 0.01"
 	"allocinfo_total|--allocinfo=total -d 0.01"
 	"stat|--stat -d 0.01"
@@ -48,6 +51,13 @@ for m in "${MODES[@]}"; do
 	took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
 	if [ $rc != 0 ]; then
 		check 1 "verifier.$name" "kmemsnoop -v $args: status $rc: $(grep -v '^libbpf' "$WORK/$name.err" | tail -n 1)"
+		continue
+	fi
+	# The fentry/fexit programs refused by the verifier: kmemsnoop goes on
+	# without them and says so, which must not pass for a clean load.
+	refused=$(grep -m1 'without the fentry/fexit programs (loading the BPF programs' "$WORK/$name.err")
+	if [ -n "$refused" ]; then
+		fail "verifier.$name" "kmemsnoop -v $args: $refused"
 		continue
 	fi
 	read -r most prog <<<"$(verified "$WORK/$name.err")"
