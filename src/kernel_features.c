@@ -9,7 +9,6 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
-#include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
 #include "kernel_features.h"
@@ -206,6 +205,23 @@ static bool probe_tp_btf_void_arg(const struct btf *vmlinux)
 	return true;
 }
 
+/* Whether the kernel's enum type has the value name: read from BTF, as a
+ * probe load would cost start-up time (and a program load) for nothing. */
+static bool enum_has(const struct btf *btf, const char *type, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
+	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
+	const struct btf_enum *e;
+
+	if (!t)
+		return false;
+	e = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name))
+			return true;
+	return false;
+}
+
 static bool struct_member(const struct btf *btf, const char *type, const char *member)
 {
 	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
@@ -247,8 +263,7 @@ int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf
 		return -1;
 	kf->atomic_fetch = probe_atomic_fetch();
 	kf->tp_btf_void_arg = probe_tp_btf_void_arg(vmlinux);
-	kf->bpf_loop =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_loop, NULL) > 0;
+	kf->bpf_loop = enum_has(vmlinux, "bpf_func_id", "BPF_FUNC_loop");
 	kf->kmalloc_large_over = kmalloc_large_over(vmlinux);
 	return 0;
 }
