@@ -94,6 +94,12 @@ static bool bulk_loops(const struct kernel_features *kf)
 	return kf->bpf_loop && kf->atomic_fetch;
 }
 
+/* The objects a bulk call hands over at most. */
+static int bulk_max(const struct kernel_features *kf)
+{
+	return bulk_loops(kf) ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX;
+}
+
 /* Whether src's objects are read through bpf_loop() (its fel_ program). */
 static bool source_loops(const struct session *s, enum kmt_source src)
 {
@@ -117,7 +123,7 @@ static void say_detected(const struct session *s)
 		"without call site (bytes computed)",
 		kf->atomic_fetch ? "yes" : "no (sequence numbers may repeat)",
 		kf->tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)",
-		kf->bpf_loop ? "yes" : "no", bulk_loops(kf) ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
+		kf->bpf_loop ? "yes" : "no", bulk_max(kf));
 }
 
 /* A ring and an -o file per CPU: on the largest machines more descriptors
@@ -884,7 +890,7 @@ static int finish(struct session *s, int ret)
 		fprintf(stderr, "kmemsnoop: %llu objects of bulk allocations and frees were not "
 				"seen: past the first %d of their call\n",
 			(unsigned long long)s->skel->bss->bulk_unseen,
-			source_loops(s, SRC_CACHE_FREE_BULK) ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
+			bulk_max(&s->kf));
 	if (s->target_gone)
 		fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", s->env->pid);
 	memcpy(s->err, first, sizeof(first));
