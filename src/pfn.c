@@ -8,6 +8,7 @@
  * pfns back them.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "pfn_calib.h"
 
 #define CALIB_TOUCH 8
+#define CALIB_TRIES 3
 #define PAGEMAP_PRESENT (1ULL << 63)
 #define PAGEMAP_PFN_MASK ((1ULL << 55) - 1)
 
@@ -63,6 +65,7 @@ int pfn_pick_base(const __u64 *pages, int npages, const __u64 *pfns, int npfns,
 		  __u64 page_struct_size, __u64 *base)
 {
 	int best_votes = 0;
+	bool tied = false;
 
 	for (int i = 0; i < npages; i++) {
 		for (int j = 0; j < npfns; j++) {
@@ -75,11 +78,18 @@ int pfn_pick_base(const __u64 *pages, int npages, const __u64 *pfns, int npfns,
 			if (votes > best_votes) {
 				best_votes = votes;
 				*base = cand;
+				tied = false;
+			} else if (votes == best_votes && cand != *base) {
+				tied = true;
 			}
 		}
 	}
-	/* One pair can agree with itself by chance; two cannot. */
-	return best_votes >= 2 ? 0 : -1;
+	/*
+	 * One pair can agree with itself by chance; two cannot.  Two bases
+	 * with as many votes mean an extra page sat next to the data pages
+	 * in memory: either could be true.
+	 */
+	return best_votes >= 2 && !tied ? 0 : -1;
 }
 
 /* Faults in CALIB_TOUCH pages while the program watches; pages seen, or -1. */
@@ -145,7 +155,12 @@ int pfn_calibrate(const struct btf *vmlinux, __u64 *base, char *err, size_t err_
 		snprintf(err, err_size, "loading the calibration program: %s", strerror(errno));
 		return -1;
 	}
-	ret = calibrate_with(skel, size, base, err, err_size);
+	/* A tie is rare and depends on where the pages land: try fresh ones. */
+	for (int try = 0; try < CALIB_TRIES; try++) {
+		ret = calibrate_with(skel, size, base, err, err_size);
+		if (!ret)
+			break;
+	}
 	pfn_bpf__destroy(skel);
 	return ret;
 }

@@ -20,8 +20,14 @@ int calibrate_pfn(__u64 *ctx)
 {
 	__u32 i = calib_count;
 
-	/* Order-0 pages of the calibrating thread only. */
-	if ((__u32)bpf_get_current_pid_tgid() != calib_tid || ctx[1] != 0)
+	/*
+	 * Order-0 movable pages of the calibrating thread only: the page
+	 * tables and kernel objects its faults allocate are unmovable, and
+	 * one of them next to the data pages in memory would make a base
+	 * off by one page agree as well as the true one.
+	 */
+	if ((__u32)bpf_get_current_pid_tgid() != calib_tid || ctx[1] != 0 ||
+	    ctx[3] != MIGRATE_MOVABLE)
 		return 0;
 	if (i >= KMT_CALIB_PAGES)
 		return 0;

@@ -436,6 +436,19 @@ static void test_pfn_pick_base(struct unit *u)
 	pages[3] = base + 0x5000 * sz + 4096;
 	pages[4] = base + 1;
 	CHECK(&c, pfn_pick_base(pages + 2, 3, pfns, 1, sz, &got) != 0);
+	/*
+	 * A page table allocated right above descending data pages: the base
+	 * one page up pairs as many pages as the true one, so neither wins.
+	 */
+	__u64 run[9], runpfns[8];
+	for (int i = 0; i < 9; i++)
+		run[i] = base + (0x5008 - i) * sz;
+	for (int i = 0; i < 8; i++)
+		runpfns[i] = 0x5007 - i;
+	CHECK(&c, pfn_pick_base(run, 9, runpfns, 8, sz, &got) != 0);
+	/* without it the data pages decide */
+	CHECK(&c, pfn_pick_base(run + 1, 8, runpfns, 8, sz, &got) == 0);
+	CHECK_U64(&c, got, base);
 	unit_end(&c);
 }
 
