@@ -181,6 +181,8 @@ struct kstat {
 	uint64_t page_alloc_bytes, page_free_bytes, page_nomatch_bytes, page_fail_bytes;
 	uint64_t nr_page_allocs, nr_page_frees, nr_page_fails, nr_page_nomatch;
 	uint64_t nr_page_located, nr_page_remote;
+	uint64_t linear_map, linear_page; /* kstat_set_linear_map; 0: not known */
+	uint64_t nr_slab_located, nr_slab_remote;
 	uint64_t order_stats[MAX_ORDER_ROWS][MIGRATE_COLUMNS + 1];
 	uint64_t alive, alive_bytes;
 	uint64_t page_size; /* learnt from the page allocations: bytes >> order */
@@ -336,6 +338,36 @@ static void forget_live(struct kstat *ks, struct ptrstat *p)
 	p->live = false;
 }
 
+static int node_of_pfn(const struct kstat *ks, uint64_t pfn)
+{
+	uint64_t block;
+
+	if (!ks->pages_per_block)
+		return -1;
+	block = pfn / ks->pages_per_block;
+	return block < ks->nblocks ? ks->node_of_block[block] : -1;
+}
+
+/*
+ * The node that served a slab object (or a large kmalloc's pages), from
+ * its address in the linear map, against the node asked for: the event's,
+ * or the CPU's when it asked for none.
+ */
+static void locate_object(struct kstat *ks, const struct kmt_event *ev, int cpu)
+{
+	int node, wanted;
+
+	if (!ks->linear_page || ev->ptr < ks->linear_map)
+		return;
+	node = node_of_pfn(ks, (ev->ptr - ks->linear_map) / ks->linear_page);
+	if (node < 0)
+		return;
+	wanted = ev->numa_node >= 0 ? ev->numa_node : node_of(ks, cpu);
+	ks->nr_slab_located++;
+	if (node != wanted)
+		ks->nr_slab_remote++;
+}
+
 static int add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
 	struct kkey pk = { .a = ev->ptr }, sk = { .a = ev->call_site };
@@ -379,6 +411,7 @@ static int add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 	ks->nr_allocs++;
 	if (ev->numa_node >= 0 && ev->numa_node != node_of(ks, cpu))
 		ks->nr_cross_node++;
+	locate_object(ks, ev, cpu);
 	return 0;
 }
 
@@ -452,16 +485,6 @@ static int add_page_row(struct table *t, uint64_t id, const struct pagestat *thi
 }
 
 /* The node of a page frame, -1 when not known. */
-static int node_of_pfn(const struct kstat *ks, uint64_t pfn)
-{
-	uint64_t block;
-
-	if (!ks->pages_per_block)
-		return -1;
-	block = pfn / ks->pages_per_block;
-	return block < ks->nblocks ? ks->node_of_block[block] : -1;
-}
-
 static void locate_page(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
 	int node;
@@ -649,6 +672,27 @@ void kstat_add_cross_node(struct kstat *ks, uint64_t allocs)
 	ks->nr_cross_node += allocs;
 }
 
+void kstat_add_slab_nodes(struct kstat *ks, uint64_t located, uint64_t remote)
+{
+	ks->nr_slab_located += located;
+	ks->nr_slab_remote += remote;
+}
+
+void kstat_set_linear_map(struct kstat *ks, uint64_t linear_map, uint64_t page_size)
+{
+	ks->linear_map = linear_map;
+	ks->linear_page = linear_map ? page_size : 0;
+}
+
+void kstat_topology(const struct kstat *ks, struct kstat_topology *topo)
+{
+	topo->node_of_cpu = ks->node_of_cpu;
+	topo->ncpus = ks->ncpus;
+	topo->node_of_block = ks->node_of_block;
+	topo->nblocks = ks->nblocks;
+	topo->pages_per_block = ks->pages_per_block;
+}
+
 int kstat_node_of_cpu(const struct kstat *ks, int cpu)
 {
 	return node_of(ks, cpu);
@@ -685,6 +729,8 @@ void kstat_clear(struct kstat *ks)
 	ks->node_of_block = keep.node_of_block;
 	ks->nblocks = keep.nblocks;
 	ks->pages_per_block = keep.pages_per_block;
+	ks->linear_map = keep.linear_map;
+	ks->linear_page = keep.linear_page;
 	ks->page_size = DEFAULT_PAGE_SIZE;
 }
 
@@ -706,6 +752,8 @@ void kstat_totals(const struct kstat *ks, struct kstat_totals *t)
 	t->page_nomatch = ks->nr_page_nomatch;
 	t->page_located = ks->nr_page_located;
 	t->page_remote = ks->nr_page_remote;
+	t->slab_located = ks->nr_slab_located;
+	t->slab_remote = ks->nr_slab_remote;
 	t->alive = ks->alive;
 	t->alive_bytes = ks->alive_bytes;
 }
@@ -1414,6 +1462,13 @@ static void print_extra_summary(const struct kstat *ks, FILE *out)
 		(unsigned long long)t.pingpong);
 	fprintf(out, "Allocations requesting another NUMA node than their CPU's: %llu/%llu\n",
 		(unsigned long long)t.nr_cross_node, (unsigned long long)t.nr_allocs);
+	if (ks->linear_page)
+		fprintf(out, "Slab allocations served from another NUMA node than requested "
+			     "(or than their CPU's): %llu/%llu\n",
+			(unsigned long long)t.slab_remote, (unsigned long long)t.slab_located);
+	else
+		fprintf(out, "Slab allocations served from another NUMA node than requested: "
+			     "not known\n");
 	if (t.page_allocs)
 		fprintf(out, "Page allocations served from another NUMA node than their CPU's: "
 			     "%llu/%llu\n", (unsigned long long)t.page_remote,
@@ -1613,6 +1668,10 @@ void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 			fragmentation(ks->requested, ks->allocated), (unsigned long long)t.nr_allocs,
 			(unsigned long long)t.nr_cross_node, (unsigned long long)t.pingpong,
 			(unsigned long long)t.alive, (unsigned long long)t.alive_bytes);
+		if (ks->linear_page)
+			fprintf(out, ",\"served_located\":%llu,\"served_remote\":%llu",
+				(unsigned long long)t.slab_located,
+				(unsigned long long)t.slab_remote);
 		if (o->caller)
 			json_slab_rows(ks, true, o->caller_lines, &o->caller_sort, names, out);
 		if (o->alloc)

@@ -131,6 +131,20 @@ int kstat_add_proc_agg(struct kstat *ks, const struct kstat_proc_agg *a);
 /* Slab allocations that asked for another NUMA node than their CPU's. */
 void kstat_add_cross_node(struct kstat *ks, uint64_t allocs);
 
+/* Slab allocations whose node was known (counted elsewhere), and of
+ * those, served from another than requested (or their CPU's). */
+void kstat_add_slab_nodes(struct kstat *ks, uint64_t located, uint64_t remote);
+
+/*
+ * The virtual address of physical address 0 in the kernel's linear map
+ * (0: not known) and the page size, with which each slab allocation's
+ * address says which node served it.  Kept by kstat_clear.
+ */
+void kstat_set_linear_map(struct kstat *ks, uint64_t linear_map, uint64_t page_size);
+
+/* The topology kstat_new copied (pointers into ks). */
+void kstat_topology(const struct kstat *ks, struct kstat_topology *topo);
+
 /* The node of a CPU in the topology kstat_new was given (0: unknown). */
 int kstat_node_of_cpu(const struct kstat *ks, int cpu);
 
@@ -163,6 +177,7 @@ struct kstat_totals {
 	uint64_t pingpong;
 	uint64_t page_allocs, page_frees, page_fails, page_nomatch;
 	uint64_t page_located, page_remote; /* pages of a known node; of another than the CPU's */
+	uint64_t slab_located, slab_remote; /* slab objects of a known node; of another than asked */
 	uint64_t alive, alive_bytes; /* slab objects allocated and not freed */
 };
 

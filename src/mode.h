@@ -37,6 +37,7 @@ struct bpf_wants {
 	unsigned int free_classes;  /* EV_*: free sources to attach */
 	bool sized_frees;           /* frees filtered by size as their allocations */
 	bool pfns;                  /* page frame numbers (vmemmap calibration) */
+	bool linear_map;            /* where physical memory is mapped (slab objects' nodes) */
 	bool task_records;          /* the stream's task records (sources.h TASK_FOR_RECORDS) */
 	bool heartbeats;            /* the stream's heartbeat program, run on each CPU */
 	unsigned long long kernel_bytes; /* kernel memory the mode creates besides the BPF

@@ -23,6 +23,7 @@
 
 #define CALIB_TOUCH 8
 #define CALIB_TRIES 3
+#define LINEAR_PIPES 4
 #define PAGEMAP_PRESENT (1ULL << 63)
 #define PAGEMAP_PFN_MASK ((1ULL << 55) - 1)
 
@@ -140,21 +141,30 @@ static int calibrate_with(struct pfn_bpf *skel, __u64 size, __u64 *base, char *e
 	return 0;
 }
 
+static struct pfn_bpf *load_calibration(const struct btf *vmlinux, __u64 *size, char *err,
+					  size_t err_size)
+{
+	struct pfn_bpf *skel;
+
+	if (page_struct_size(vmlinux, size)) {
+		snprintf(err, err_size, "no struct page in the kernel's BTF");
+		return NULL;
+	}
+	skel = pfn_bpf__open_and_load();
+	if (!skel)
+		snprintf(err, err_size, "loading the calibration program: %s", strerror(errno));
+	return skel;
+}
+
 int pfn_calibrate(const struct btf *vmlinux, __u64 *base, char *err, size_t err_size)
 {
 	struct pfn_bpf *skel;
 	__u64 size;
-	int ret;
+	int ret = -1;
 
-	if (page_struct_size(vmlinux, &size)) {
-		snprintf(err, err_size, "no struct page in the kernel's BTF");
+	skel = load_calibration(vmlinux, &size, err, err_size);
+	if (!skel)
 		return -1;
-	}
-	skel = pfn_bpf__open_and_load();
-	if (!skel) {
-		snprintf(err, err_size, "loading the calibration program: %s", strerror(errno));
-		return -1;
-	}
 	/* A tie is rare and depends on where the pages land: try fresh ones. */
 	for (int try = 0; try < CALIB_TRIES; try++) {
 		ret = calibrate_with(skel, size, base, err, err_size);
@@ -163,4 +173,85 @@ int pfn_calibrate(const struct btf *vmlinux, __u64 *base, char *err, size_t err_
 	}
 	pfn_bpf__destroy(skel);
 	return ret;
+}
+
+/*
+ * Pipes resized so that their ring of slots (struct pipe_buffer, 40 bytes
+ * each) is larger than the largest slab size (two pages): page / 16 slots
+ * make 2.5 pages of ring (1 MiB of pipe with 4 KiB pages).
+ */
+static int resize_pipes(long page, char *err, size_t err_size)
+{
+	long bytes = page * (page / 16);
+
+	for (int i = 0; i < LINEAR_PIPES; i++) {
+		int p[2], ret;
+
+		if (pipe2(p, O_CLOEXEC)) {
+			snprintf(err, err_size, "pipe: %s", strerror(errno));
+			return -1;
+		}
+		ret = fcntl(p[1], F_SETPIPE_SZ, bytes);
+		if (ret < 0)
+			snprintf(err, err_size, "F_SETPIPE_SZ %ld: %s", bytes, strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		if (ret < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int watch_large_kmallocs(struct pfn_bpf *skel, long page, char *err, size_t err_size)
+{
+	struct bpf_link *pages, *kmallocs;
+	int ret;
+
+	skel->bss->calib_pairs = 0;
+	skel->bss->calib_last_page = 0;
+	skel->bss->calib_page_size = page;
+	skel->bss->calib_tid = gettid();
+	pages = bpf_program__attach(skel->progs.calibrate_pfn);
+	kmallocs = pages ? bpf_program__attach(skel->progs.calibrate_linear) : NULL;
+	if (!kmallocs) {
+		snprintf(err, err_size, "attaching the calibration programs: %s", strerror(errno));
+		bpf_link__destroy(pages);
+		return -1;
+	}
+	ret = resize_pipes(page, err, err_size);
+	bpf_link__destroy(kmallocs);
+	bpf_link__destroy(pages);
+	return ret ? -1 : (int)skel->bss->calib_pairs;
+}
+
+int pfn_calibrate_linear(const struct btf *vmlinux, __u64 vmemmap_base, __u64 *offset,
+			 char *err, size_t err_size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 addrs[KMT_CALIB_PAIRS], pfns[KMT_CALIB_PAIRS];
+	struct pfn_bpf *skel;
+	int pairs, n = 0;
+	__u64 size;
+
+	skel = load_calibration(vmlinux, &size, err, err_size);
+	if (!skel)
+		return -1;
+	pairs = watch_large_kmallocs(skel, page, err, err_size);
+	for (int i = 0; i < pairs && i < KMT_CALIB_PAIRS; i++) {
+		__u64 from_base = skel->bss->calib_pair_page[i] - vmemmap_base;
+
+		if (from_base % size)
+			continue; /* not a struct page of this array */
+		addrs[n] = skel->bss->calib_pair_addr[i];
+		pfns[n++] = from_base / size;
+	}
+	pfn_bpf__destroy(skel);
+	if (pairs < 0)
+		return -1;
+	if (pfn_pick_base(addrs, n, pfns, n, page, offset)) {
+		snprintf(err, err_size, "no consistent linear map offset (%d large kmallocs seen)",
+			 pairs);
+		return -1;
+	}
+	return 0;
 }

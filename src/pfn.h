@@ -17,6 +17,17 @@ struct btf;
  */
 int pfn_calibrate(const struct btf *vmlinux, __u64 *base, char *err, size_t err_size);
 
+/*
+ * Finds the kernel's linear map (the virtual address of physical address
+ * 0, through which slab objects and large kmallocs are addressed), given
+ * vmemmap_base: resizes a few pipes so that each allocates its ring with
+ * a kmalloc too large for a slab, and matches the address each returns
+ * with the pfn of the pages the page allocator gave it.  Returns 0 and
+ * sets *offset, or -1 with a reason in err.
+ */
+int pfn_calibrate_linear(const struct btf *vmlinux, __u64 vmemmap_base, __u64 *offset,
+			 char *err, size_t err_size);
+
 /* The vmemmap candidate on which most (page address, pfn) pairs agree. */
 int pfn_pick_base(const __u64 *pages, int npages, const __u64 *pfns, int npfns,
 		  __u64 page_struct_size, __u64 *base);

@@ -387,20 +387,35 @@ static bool drop_functions(struct session *s)
 	return dropped;
 }
 
-/* Page frame numbers need vmemmap's address, measured once before load. */
+/*
+ * Page frame numbers need vmemmap's address, and the node of a slab
+ * object the linear map's: measured once before load.
+ */
 static void calibrate_pages(struct session *s)
 {
 	char why[256];
 
-	if (!s->wants.pfns)
+	if (!s->wants.pfns && !s->wants.linear_map)
 		return;
 	if (pfn_calibrate(s->vmlinux, &s->vmemmap_base, why, sizeof(why))) {
-		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): pfn= shows "
-				"0xffffffffffffffff\n", why);
+		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): %s\n", why,
+			s->wants.pfns ? "pfn= shows 0xffffffffffffffff" :
+					"the nodes that served slab objects are not known");
 		return;
 	}
 	if (s->env->verbose)
 		fprintf(stderr, "kmemsnoop: struct page array at 0x%llx\n", s->vmemmap_base);
+	if (!s->wants.linear_map)
+		return;
+	if (pfn_calibrate_linear(s->vmlinux, s->vmemmap_base, &s->linear_map, why,
+				 sizeof(why))) {
+		fprintf(stderr, "kmemsnoop: cannot find the kernel's linear map (%s): the nodes "
+				"that served slab objects are not known\n", why);
+		s->linear_map = 0;
+		return;
+	}
+	if (s->env->verbose)
+		fprintf(stderr, "kmemsnoop: linear map at 0x%llx\n", s->linear_map);
 }
 
 /* Large kmallocs, whose page allocation is not counted again (large.bpf.h). */

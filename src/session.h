@@ -49,6 +49,7 @@ struct session {
 	struct bpf_link *links[SRC_COUNT];
 	const char *funcs[SRC_COUNT];  /* fentry/fexit sources: the function chosen */
 	unsigned long long vmemmap_base;
+	unsigned long long linear_map; /* virtual address of physical 0; 0: not known */
 	struct ksyms *ksyms;
 	bool ksyms_tried;
 	bool target_gone;

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -78,6 +79,7 @@ static void statbpf_wants(const struct mode *m, struct bpf_wants *w)
 	 * pointer map says which allocations passed the size filter. */
 	w->alloc_classes |= env->events & KSTAT_CLASSES;
 	w->free_classes |= env->events & KSTAT_CLASSES;
+	w->linear_map = true;
 }
 
 static __u32 site_entries(int ncpus)
@@ -86,6 +88,57 @@ static __u32 site_entries(int ncpus)
 				 (sizeof(struct kmt_stat_site) * (unsigned long long)ncpus);
 
 	return fit > STAT_MAX_SITES ? STAT_MAX_SITES : fit < STAT_MIN_SITES ? STAT_MIN_SITES : fit;
+}
+
+/*
+ * With the linear map found and memory blocks of a power-of-two size
+ * (always, in sysfs), the BPF side finds each object's node by its
+ * block; else only the nodes asked for are counted.
+ */
+static void configure_nodes(struct statbpf *sb, struct kmemsnoop_bpf *skel)
+{
+	const struct session *s = sb->mode.session;
+	struct kstat *ks = stat_sink_tables(sb->sink);
+	unsigned long long block_bytes;
+	struct kstat_topology topo;
+	long page = sysconf(_SC_PAGESIZE);
+
+	kstat_set_linear_map(ks, s->linear_map, page);
+	kstat_topology(ks, &topo);
+	block_bytes = topo.pages_per_block * page;
+	if (!s->linear_map || !topo.nblocks || topo.nblocks > UINT32_MAX || page <= 0 ||
+	    (block_bytes & (block_bytes - 1))) {
+		kstat_set_linear_map(ks, 0, 0);
+		return;
+	}
+	skel->rodata->stat_linear_map = s->linear_map;
+	skel->rodata->stat_block_shift = __builtin_ctzll(block_bytes);
+	skel->rodata->stat_blocks = topo.nblocks;
+	bpf_map__set_max_entries(skel->maps.stat_block_node, topo.nblocks);
+}
+
+static int fill_nodes(struct statbpf *sb)
+{
+	const struct session *s = sb->mode.session;
+	struct kstat_topology topo;
+	int fd = bpf_map__fd(s->skel->maps.stat_block_node);
+
+	if (!s->skel->rodata->stat_linear_map)
+		return 0;
+	kstat_topology(stat_sink_tables(sb->sink), &topo);
+	for (__u32 block = 0; block < topo.nblocks; block++) {
+		__s32 node = topo.node_of_block[block];
+
+		if (bpf_map_update_elem(fd, &block, &node, BPF_ANY))
+			return session_fail(sb->mode.session, "filling the map of memory "
+							      "blocks' nodes: %s", strerror(errno));
+	}
+	return 0;
+}
+
+static int statbpf_loaded(struct mode *m)
+{
+	return fill_nodes(statbpf_of(m));
 }
 
 static void statbpf_configure(struct mode *m, struct kmemsnoop_bpf *skel)
@@ -98,6 +151,7 @@ static void statbpf_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	bpf_map__set_max_entries(skel->maps.stat_sites, site_entries(s->ncpus));
 	bpf_map__set_max_entries(skel->maps.stat_cache_names, STAT_MAX_SITES);
 	bpf_map__set_max_entries(skel->maps.stat_procs, STAT_MAX_PROCS);
+	configure_nodes(statbpf_of(m), skel);
 }
 
 /* --- reading the maps --------------------------------------------------------- */
@@ -229,6 +283,7 @@ static int read_misc(struct statbpf *sb, struct kstat *ks, struct kmt_stat_misc 
 		cross += per_cpu[cpu].far_node_allocs;
 	}
 	kstat_add_cross_node(ks, cross);
+	kstat_add_slab_nodes(ks, sum->slab_located, sum->slab_remote);
 	free(per_cpu);
 	return 0;
 }
@@ -336,6 +391,7 @@ const struct mode_ops statbpf_mode = {
 	.create = statbpf_create,
 	.wants = statbpf_wants,
 	.configure = statbpf_configure,
+	.loaded = statbpf_loaded,
 	.start = statbpf_start,
 	.tick = statbpf_tick,
 	.finish = statbpf_finish,

@@ -174,6 +174,7 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 	w->kernel_bytes += ((const struct stream *)m)->ring_size * m->session->ncpus;
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
+	w->linear_map |= env->stat && !env->output_dir;
 }
 
 static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
@@ -298,6 +299,9 @@ static int stream_start(struct mode *m)
 	int ret;
 
 	note_kernel_limits(m->session);
+	if (m->session->env->stat && !m->session->env->output_dir)
+		kstat_set_linear_map(stat_sink_tables(st->sink), m->session->linear_map,
+				     sysconf(_SC_PAGESIZE));
 	if (m->session->env->output_dir) {
 		const char *names[SRC_COUNT];
 		struct tpformat_list tracepoints = { names, traced_tracepoints(m->session, names),

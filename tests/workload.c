@@ -88,6 +88,12 @@
  *       of them cached by the pipe until the close).  The user buffer is
  *       touched before --wait blocks so it causes no page fault later.
  *
+ *   numa NODE CPU
+ *       Pins the process to CPU and binds its memory to NODE
+ *       (set_mempolicy MPOL_BIND): the pages the commands after it
+ *       allocate without asking for a node, large kmallocs' and new slabs'
+ *       included, come from NODE, whatever node CPU is on.
+ *
  *   piperesize N
  *       N times: two pipes, each set to 1 MiB with F_SETPIPE_SZ (256 slots:
  *       pipe_resize_ring kcalloc's 256 x 40 = 10240 bytes, above the
@@ -254,7 +260,7 @@ usage(const char *fmt, ...)
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
 	      "          pages-rounds SECONDS PAGES |\n"
 	      "          percpu-map-hold ENTRIES SIZE | uring-hold N | semundo-rm N |\n"
-	      "          rename NAME | exec-as NAME (then more commands)\n",
+	      "          rename NAME | exec-as NAME (then more commands) | numa NODE CPU\n",
 	      stderr);
 	exit(2);
 }
@@ -613,6 +619,17 @@ static void pin_to_cpu(int cpu)
 		die("sched_setaffinity");
 }
 
+#define WL_MPOL_BIND 2 /* linux/mempolicy.h */
+
+static void do_numa(long node, long cpu)
+{
+	unsigned long mask = 1UL << node;
+
+	pin_to_cpu(cpu);
+	if (syscall(SYS_set_mempolicy, WL_MPOL_BIND, &mask, 64UL))
+		die("set_mempolicy");
+}
+
 struct pingpong {
 	int q;
 	long size, count;
@@ -848,7 +865,7 @@ static void parse_step(char **av, int n, struct step *st)
 		want = 2;
 	else if (!strcmp(cmd, "msg-rounds"))
 		want = 3;
-	else if (!strcmp(cmd, "percpu-map-hold"))
+	else if (!strcmp(cmd, "percpu-map-hold") || !strcmp(cmd, "numa"))
 		want = 2;
 	else if (!strcmp(cmd, "rename") || !strcmp(cmd, "exec-as"))
 		want = 1;
@@ -876,6 +893,9 @@ static void parse_step(char **av, int n, struct step *st)
 	} else if (!strcmp(cmd, "percpu-map-hold")) {
 		st->a = number(av[1], 1, 65536, "ENTRIES");
 		st->b = number(av[2], 1, 32768, "SIZE");
+	} else if (!strcmp(cmd, "numa")) {
+		st->a = number(av[1], 0, 63, "NODE");
+		st->b = number(av[2], 0, CPU_SETSIZE - 1, "CPU");
 	} else if (!strcmp(cmd, "rename")) {
 		if (strlen(av[1]) > COMM_MAX)
 			usage("bad NAME '%s' (at most %d bytes)", av[1], COMM_MAX);
@@ -927,6 +947,8 @@ static void run_step(const struct step *st)
 		do_percpu_map_hold(st->a, st->b);
 	else if (!strcmp(st->cmd, "rename"))
 		do_rename(st->name);
+	else if (!strcmp(st->cmd, "numa"))
+		do_numa(st->a, st->b);
 }
 
 static void run_thread_msg(int wait, long size, long count)

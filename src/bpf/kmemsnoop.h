@@ -143,6 +143,8 @@ struct kmt_stat_proc {
 struct kmt_stat_misc {
 	__u64 node_allocs[KMT_STAT_NODES]; /* allocations asking for node i */
 	__u64 far_node_allocs;             /* for a node >= KMT_STAT_NODES */
+	__u64 slab_located;    /* allocations whose node is known (stat_block_node) */
+	__u64 slab_remote;     /* of those, served by another node than asked for */
 	__u64 sites_full, sites_full_bytes; /* allocations not counted: site map full */
 	__u64 ptrs_full;       /* counted, but their free cannot be: pointer map full */
 	__u64 procs_full;      /* events missing from the process table */

@@ -4,5 +4,6 @@
 #define KMEMSNOOP_PFN_CALIB_H
 
 #define KMT_CALIB_PAGES 16 /* pages recorded at most */
+#define KMT_CALIB_PAIRS 8  /* large kmallocs recorded at most */
 
 #endif

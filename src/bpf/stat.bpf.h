@@ -72,6 +72,22 @@ struct {
 	__type(value, struct kmt_stat_misc);
 } stat_misc SEC(".maps");
 
+/*
+ * The node of each memory block (-1: none), and where the kernel maps
+ * physical memory: a slab object's address says which node served it.
+ * stat_linear_map 0: not known, nothing looked up.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s32);
+} stat_block_node SEC(".maps");
+
+const volatile __u64 stat_linear_map = 0;
+const volatile __u32 stat_block_shift = 0; /* log2 of a memory block's bytes */
+const volatile __u32 stat_blocks = 0;
+
 /* What a new key starts from (a map value can be the source of an update). */
 static const struct kmt_stat_site stat_zero_site;
 
@@ -180,6 +196,28 @@ static __always_inline void stat_track(__u64 ptr, struct kmt_stat_key *key,
 	STAT_ADD(site->ended_bytes, key->bytes_alloc);
 }
 
+/* The node that served the object at ptr, against the one asked for
+ * (node, or this CPU's when -1). */
+static __always_inline void stat_locate(__u64 ptr, __s32 node, struct kmt_stat_misc *m)
+{
+	__u64 block;
+	__u32 key;
+	__s32 *served;
+
+	if (!stat_linear_map || ptr < stat_linear_map)
+		return;
+	block = (ptr - stat_linear_map) >> stat_block_shift;
+	if (block >= stat_blocks)
+		return;
+	key = block;
+	served = bpf_map_lookup_elem(&stat_block_node, &key);
+	if (!served || *served < 0)
+		return;
+	STAT_ADD(m->slab_located, 1);
+	if (*served != (node >= 0 ? node : (__s32)bpf_get_numa_node_id()))
+		STAT_ADD(m->slab_remote, 1);
+}
+
 /*
  * An allocation that passed the filters.  s: the event's cache where it
  * names one, else NULL; slot: the entry point's own scratch word (the
@@ -218,6 +256,7 @@ static __always_inline void stat_alloc(__u8 type, __u64 call_site, __u64 ptr, __
 		STAT_ADD(m->node_allocs[node & (KMT_STAT_NODES - 1)], 1);
 	else if (node >= KMT_STAT_NODES)
 		STAT_ADD(m->far_node_allocs, 1);
+	stat_locate(ptr, node, m);
 	stat_track(ptr, &key, site, m, ev->cpu);
 	p = stat_proc(ev->pid_tgid >> 32);
 	if (!p) {

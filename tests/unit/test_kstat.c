@@ -281,6 +281,61 @@ static void test_cross_node(struct unit *u)
 	unit_end(&c);
 }
 
+/*
+ * Slab objects through a linear map at LINEAR: blocks of 1000 pages of
+ * 4 KiB, pfn 10 on node 0, 1500 on none known, 2500 on node 1; the node
+ * asked for, or the CPU's (CPU 1: node 1), against the one that served.
+ */
+static void test_served_node(struct unit *u)
+{
+	const uint64_t linear = 0xffff888000000000ULL, page = 4096;
+	const int nodes[2] = { 0, 1 }, blocks[3] = { 0, -1, 1 };
+	struct kstat_topology topo = { nodes, 2, blocks, 3, 1000 };
+	struct kstat *ks = kstat_new(&topo);
+	struct kmt_event ev = slab_alloc(SITE_A, linear + 10 * page + 64, 8, 8, 1);
+	struct kstat_totals t;
+	struct unit_case c;
+	char *text;
+
+	unit_begin(&c, u, "kstat.served_node");
+	kstat_add(ks, &ev, 1); /* node 0 served CPU 1's request for any: remote */
+	kstat_totals(ks, &t);
+	CHECK_U64(&c, t.slab_located, 0); /* no linear map yet: not known */
+	kstat_set_linear_map(ks, linear, page);
+	kstat_add(ks, &ev, 1);
+	ev.numa_node = 0;
+	kstat_add(ks, &ev, 1); /* asked for node 0, got it: local */
+	ev.ptr = linear + 2500 * page;
+	kstat_add(ks, &ev, 0); /* asked for node 0, node 1 served */
+	ev.numa_node = -1;
+	kstat_add(ks, &ev, 1); /* CPU 1's node served */
+	ev.ptr = linear + 1500 * page;
+	kstat_add(ks, &ev, 1); /* no known node */
+	ev.ptr = linear - page;
+	kstat_add(ks, &ev, 1); /* below the map */
+	kstat_totals(ks, &t);
+	CHECK_U64(&c, t.slab_located, 4);
+	CHECK_U64(&c, t.slab_remote, 2);
+	kstat_clear(ks);
+	kstat_add(ks, &ev, 1);
+	ev.ptr = linear + 10 * page;
+	kstat_add(ks, &ev, 1);
+	kstat_totals(ks, &t);
+	CHECK_U64(&c, t.slab_located, 1); /* the map kept by kstat_clear */
+	CHECK_U64(&c, t.slab_remote, 1);
+	struct kstat_opts o = { .slab = true, .caller_lines = -1, .alloc_lines = -1 };
+	text = print(ks, &o);
+	CHECK(&c, text && strstr(text, "Slab allocations served from another NUMA node than "
+					"requested (or than their CPU's): 1/1\n"));
+	free(text);
+	kstat_set_linear_map(ks, 0, page);
+	text = print(ks, &o);
+	CHECK(&c, text && strstr(text, "than requested: not known"));
+	free(text);
+	kstat_free(ks);
+	unit_end(&c);
+}
+
 static void test_pages(struct unit *u)
 {
 	struct unit_case c;
@@ -410,6 +465,7 @@ void test_kstat(struct unit *u)
 	test_sort(u);
 	test_lifetimes(u);
 	test_cross_node(u);
+	test_served_node(u);
 	test_pages(u);
 	test_page_size(u);
 }
