@@ -546,6 +546,11 @@ struct sink *binout_sink_new(const char *dir, int ncpus, const struct rec_header
 	return &b->sink;
 }
 
+struct rec_header *binout_sink_header(struct sink *sk)
+{
+	return &((struct binout_sink *)sk)->hdr;
+}
+
 int binout_sink_describe(struct sink *sk, const char *name, int (*fill)(FILE *out, const void *ctx),
 			 const void *ctx)
 {

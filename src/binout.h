@@ -57,6 +57,10 @@ struct sink;
 struct sink *binout_sink_new(const char *dir, int ncpus, const struct rec_header *hdr,
 			     const struct gfp_names *gfp, char *err, size_t err_size);
 
+/* The header sk (a binout sink) writes: what is learnt before the trace
+ * begins goes in. */
+struct rec_header *binout_sink_header(struct sink *sk);
+
 /* Another file that describes the recording, written by fill into the
  * directory of sk (a binout sink) as binout_replace_file() does: 0, or -1
  * with the reason in sk->err. */

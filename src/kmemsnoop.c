@@ -15,6 +15,7 @@
 #include "env.h"
 #include "gfp.h"
 #include "json.h"
+#include "kstat.h"
 #include "ksyms.h"
 #include "recheader.h"
 #include "session.h"
@@ -127,11 +128,28 @@ static int print_header(const struct env *env, char *err, size_t err_size)
 	return 0;
 }
 
+/* --stat's slab objects on their nodes: the recording kernel's linear map,
+ * with this machine's NUMA layout (a header without it: not known). */
+static void recording_linear_map(const struct env *env, struct sink *sink)
+{
+	struct rec_header h;
+	char ignored[8];
+
+	if (binin_header(env->input_dir, &h, ignored, sizeof(ignored)) == 1 &&
+	    recheader_has(&h, RH_LINEAR_MAP) && recheader_has(&h, RH_PAGE_SIZE))
+		kstat_set_linear_map(stat_sink_tables(sink), h.linear_map, h.page_size);
+}
+
 static struct sink *recording_sink(const struct env *env, struct ksyms *ksyms,
 				   const struct gfp_names *gfp, char *err, size_t err_size)
 {
-	if (env->stat)
-		return stat_sink_new(stdout, env, ksyms, gfp, 0, err, err_size);
+	if (env->stat) {
+		struct sink *sink = stat_sink_new(stdout, env, ksyms, gfp, 0, err, err_size);
+
+		if (sink)
+			recording_linear_map(env, sink);
+		return sink;
+	}
 	snprintf(err, err_size, "out of memory");
 	return (env->json ? json_sink_new : text_sink_new)(stdout, ksyms, gfp);
 }

@@ -47,6 +47,7 @@ static const struct rh_field fields[RH_NKEYS] = {
 	[RH_CLOCK] = { "clock", RH_STR, STR(clock) },
 	[RH_CLOCK_OFFSET] = { "clock_realtime_offset_ns", RH_S64, NUM(clock_offset_ns) },
 	[RH_RING_SIZE] = { "ring_size", RH_U64, NUM(ring_size) },
+	[RH_LINEAR_MAP] = { "linear_map", RH_U64, NUM(linear_map) },
 	[RH_START] = { "start_ns", RH_U64, NUM(start_ns) },
 	[RH_STOP] = { "stop_ns", RH_U64, NUM(stop_ns) },
 	[RH_WRITTEN] = { "events_written", RH_U64, NUM(written) },
@@ -193,6 +194,12 @@ static void collect_command(struct rec_header *h)
 	for (ssize_t off = 0; off < n; off += (ssize_t)strlen(args + off) + 1)
 		put_arg(&b, args + off);
 	mark(h, RH_COMMAND);
+}
+
+void recheader_set_linear_map(struct rec_header *h, unsigned long long linear_map)
+{
+	if (linear_map)
+		set_u64(h, RH_LINEAR_MAP, linear_map);
 }
 
 void recheader_collect(struct rec_header *h, int ncpus, unsigned long long ring_size)

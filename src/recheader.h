@@ -30,6 +30,7 @@ enum rh_key {
 	RH_CLOCK,
 	RH_CLOCK_OFFSET,
 	RH_RING_SIZE,
+	RH_LINEAR_MAP,
 	RH_START,
 	RH_STOP,
 	RH_WRITTEN,
@@ -42,6 +43,7 @@ enum rh_key {
 struct rec_header {
 	unsigned int present; /* bit (1 << enum rh_key) per key that has a value */
 	unsigned long long abi, page_size, possible_cpus, ring_size;
+	unsigned long long linear_map; /* the kernel's linear map: virtual address of physical 0 */
 	long long clock_offset_ns; /* wall clock (CLOCK_REALTIME) = clock + this */
 	unsigned long long start_ns, stop_ns; /* in the records' clock */
 	unsigned long long written, lost, lost_bytes, missed;
@@ -66,6 +68,9 @@ static inline bool recheader_has(const struct rec_header *h, enum rh_key k)
  * CPUs with rings of ring_size bytes.  What cannot be read is left out.
  */
 void recheader_collect(struct rec_header *h, int ncpus, unsigned long long ring_size);
+
+/* Where the kernel maps physical memory (0: not known, left out). */
+void recheader_set_linear_map(struct rec_header *h, unsigned long long linear_map);
 
 /* The start, now, in the records' clock. */
 void recheader_start(struct rec_header *h);

@@ -174,7 +174,8 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 	w->kernel_bytes += ((const struct stream *)m)->ring_size * m->session->ncpus;
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
-	w->linear_map |= env->stat && !env->output_dir;
+	/* --stat's nodes of slab objects, now or from the recording. */
+	w->linear_map |= env->stat || env->output_dir;
 }
 
 static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
@@ -306,6 +307,8 @@ static int stream_start(struct mode *m)
 		const char *names[SRC_COUNT];
 		struct tpformat_list tracepoints = { names, traced_tracepoints(m->session, names),
 						     NULL };
+
+		recheader_set_linear_map(binout_sink_header(st->sink), m->session->linear_map);
 
 		/* What the kernel's events carried, now that they are known. */
 		if (binout_sink_describe(st->sink, "tracepoints", tpformat_write, &tracepoints))
