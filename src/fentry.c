@@ -72,8 +72,9 @@ const char *fentry_choose(const struct btf *vmlinux, const struct event_source *
 			continue;
 		nargs = btf_vlen(p);
 		/* fexit reads the return value after the arguments: the
-		 * prototype must be exactly the one the program knows. */
-		if (exit ? nargs != es->args : nargs < es->args) {
+		 * prototype must be exactly the one the program knows,
+		 * unless a helper reads it. */
+		if (exit && !es->ret_by_helper ? nargs != es->args : nargs < es->args) {
 			snprintf(why, why_size, "%s has %d arguments, not %d", func, nargs, es->args);
 			continue;
 		}

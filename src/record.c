@@ -304,6 +304,9 @@ const char *kmt_event_name(const struct kmt_event *ev)
 		return "unknown";
 	if ((ev->ev_flags & KMT_EV_BULK) && ev->type_id <= KMT_TYPE_CACHE)
 		return bulk_names[ev->event_id][ev->type_id];
+	if ((ev->ev_flags & KMT_EV_RCU) && ev->event_id == KMT_EVENT_FREE &&
+	    ev->type_id <= KMT_TYPE_CACHE)
+		return "kfree_rcu";
 	/* Seen through the kernel's vmap_area tracepoints: their names. */
 	if (ev->type_id == KMT_TYPE_VMALLOC && (ev->vmalloc_flags & KMT_VMALLOC_AREA))
 		return ev->event_id == KMT_EVENT_ALLOC ? "alloc_vmap_area" : "free_vmap_area_noflush";

@@ -330,6 +330,19 @@ static void say_bulk_unseen(const struct session *s, const char *alloc_why,
 				"reused\n", free_why);
 }
 
+/* Where the kernel has RCU sheaves but kmemsnoop cannot watch them. */
+static void say_rcu_sheaf_unseen(const struct session *s, const char *why)
+{
+	const char *func = event_sources[SRC_KFREE_RCU_SHEAF].funcs[0];
+
+	if (s->funcs[SRC_KFREE_RCU_SHEAF] || btf__find_by_name_kind(s->vmlinux, func,
+								    BTF_KIND_FUNC) < 0)
+		return;
+	fprintf(stderr, "kmemsnoop: objects kfree_rcu() hands to a cache's RCU sheaf (%s) are "
+			"not seen (%s): --allocinfo keeps them outstanding until their address is "
+			"reused\n", func, why);
+}
+
 /*
  * The kernel functions of the fentry/fexit sources the modes want
  * (fentry.c), and once, what cannot be seen for want of them.  Rows whose
@@ -356,6 +369,8 @@ static void choose_functions(struct session *s)
 		s->kf.has_source[src] = s->funcs[src] != NULL;
 		if (src == SRC_CACHE_ALLOC_BULK || src == SRC_CACHE_FREE_BULK)
 			memcpy(bulk_why[src == SRC_CACHE_FREE_BULK], row_why, sizeof(row_why));
+		else if (src == SRC_KFREE_RCU_SHEAF)
+			say_rcu_sheaf_unseen(s, row_why);
 		else if (!s->funcs[src] && !why[0])
 			memcpy(why, row_why, sizeof(why));
 		/* The allocations traced without their frees: say it. */
@@ -492,27 +507,49 @@ static bool returns_bool(const struct btf *btf, const char *func)
 	return t && btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_BOOL);
 }
 
-/* The text of the bulk functions chosen and the kernel's, where the BPF
- * side finds their callers (bulk_call_site()). */
+/*
+ * The text of the functions whose caller is the call site of the objects
+ * of bulk_text's rows (bulk_call_site()): the bulk functions chosen, and
+ * for a kfree_rcu() into a sheaf the function kfree_rcu() calls.  NULL:
+ * the row's function.
+ */
+static const struct {
+	enum kmt_source row;
+	const char *caller_of;
+} bulk_text_rows[] = {
+	{ SRC_CACHE_ALLOC_BULK, NULL },
+	{ SRC_CACHE_FREE_BULK, NULL },
+	{ SRC_KFREE_RCU_SHEAF, "kvfree_call_rcu" },
+};
+
 static void configure_bulk(struct session *s)
 {
-	static const enum kmt_source rows[2] = { SRC_CACHE_ALLOC_BULK, SRC_CACHE_FREE_BULK };
 	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
+	const int nrows = sizeof(bulk_text_rows) / sizeof(bulk_text_rows[0]);
+	bool any = false;
 
-	if (!session_source_wanted(s, rows[0]) && !session_source_wanted(s, rows[1]))
+	_Static_assert(sizeof(bulk_text_rows) / sizeof(bulk_text_rows[0]) ==
+			       sizeof(ro->bulk_text) / sizeof(ro->bulk_text[0]),
+		       "a bulk_text range per row");
+	for (int i = 0; i < nrows; i++)
+		any |= session_source_wanted(s, bulk_text_rows[i].row);
+	if (!any)
 		return;
 	ro->kernel_text.start = ksyms_addr_of(session_ksyms(s), "_stext");
 	ro->kernel_text.end = ksyms_addr_of(session_ksyms(s), "_etext");
-	if (session_source_wanted(s, rows[0]))
-		ro->bulk_alloc_all_or_none = returns_bool(s->vmlinux, s->funcs[rows[0]]);
+	if (session_source_wanted(s, SRC_CACHE_ALLOC_BULK))
+		ro->bulk_alloc_all_or_none = returns_bool(s->vmlinux, s->funcs[SRC_CACHE_ALLOC_BULK]);
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < nrows; i++) {
+		enum kmt_source row = bulk_text_rows[i].row;
+		const char *func = bulk_text_rows[i].caller_of ? bulk_text_rows[i].caller_of :
+								 s->funcs[row];
 		const struct ksym *sym;
 		unsigned long long addr;
 
-		if (!session_source_wanted(s, rows[i]))
+		if (!session_source_wanted(s, row))
 			continue;
-		addr = ksyms_addr_of(session_ksyms(s), s->funcs[rows[i]]);
+		addr = ksyms_addr_of(session_ksyms(s), func);
 		sym = addr ? ksyms_find(session_ksyms(s), addr) : NULL;
 		if (!sym || !sym->size)
 			continue; /* call sites stay 0 */
@@ -520,7 +557,7 @@ static void configure_bulk(struct session *s)
 		ro->bulk_text[i].end = sym->addr + sym->size;
 		if (s->env->verbose)
 			fprintf(stderr, "kmemsnoop: %s at 0x%llx, %llu bytes: its caller is the "
-					"call site\n", s->funcs[rows[i]], sym->addr, sym->size);
+					"call site\n", func, sym->addr, sym->size);
 	}
 }
 

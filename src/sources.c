@@ -70,6 +70,11 @@ const struct event_source event_sources[SRC_COUNT] = {
 	/* kfree_bulk() is kmem_cache_free_bulk(NULL, ...): kmalloc'd objects. */
 	[SRC_CACHE_FREE_BULK] = { "cache_free_bulk", SOURCE_FENTRY, ROLE_FREE,
 				  EV_CACHE | EV_KMALLOC, { "kmem_cache_free_bulk" }, 3, 0, true },
+	/* kfree_rcu()'s objects that a cache's RCU sheaf takes (6.18 for caches
+	 * with sheaves, 7.x for all): they go back to the cache after a grace
+	 * period with no event.  A third argument since 7.x (free flags). */
+	[SRC_KFREE_RCU_SHEAF] = { "kfree_rcu_sheaf", SOURCE_FEXIT, ROLE_FREE, EV_CACHE | EV_KMALLOC,
+				  { "__kfree_rcu_sheaf" }, 2, 0, false, true },
 };
 
 const struct event_class event_classes[] = {

@@ -44,6 +44,7 @@ enum kmt_source {
 	SRC_FREE_VMAP_AREA_NOFLUSH,
 	SRC_CACHE_ALLOC_BULK,
 	SRC_CACHE_FREE_BULK,
+	SRC_KFREE_RCU_SHEAF,
 	SRC_COUNT,
 };
 
@@ -78,6 +79,9 @@ struct event_source {
 	/* fentry/fexit: a fel_<name> program reads the objects through
 	 * bpf_loop(), used where the kernel has it */
 	bool loops;
+	/* fexit: the program reads the return value with bpf_get_func_ret()
+	 * (5.17+), not after args arguments: the function may have more */
+	bool ret_by_helper;
 };
 
 extern const struct event_source event_sources[SRC_COUNT];

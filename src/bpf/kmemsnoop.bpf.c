@@ -402,9 +402,10 @@ static __always_inline int on_free_vmap_area(__u64 *ctx, bool atomic_fetch, bool
  */
 __u64 bulk_unseen = 0;
 
-/* The text of kmem_cache_alloc_bulk and kmem_cache_free_bulk, and the
- * kernel's own text, set by user space. */
-const volatile struct kmt_text_range bulk_text[2] = {};
+/* The text of kmem_cache_alloc_bulk, kmem_cache_free_bulk and
+ * kvfree_call_rcu (whose caller called kfree_rcu()), and the kernel's own
+ * text, set by user space. */
+const volatile struct kmt_text_range bulk_text[3] = {};
 const volatile struct kmt_text_range kernel_text = {};
 /* kmem_cache_alloc_bulk returns true when it filled all of p (7.x), not a count. */
 const volatile bool bulk_alloc_all_or_none = false;
@@ -588,6 +589,55 @@ static __always_inline int cache_free_bulk(__u64 *ctx, bool atomic_fetch, bool b
 	return 0;
 }
 
+/* --- kfree_rcu() into a cache's RCU sheaf ------------------------------------ */
+
+/*
+ * __kfree_rcu_sheaf(s, obj) returned true: obj is in s's per-CPU RCU
+ * sheaf, which goes back to the cache after a grace period with no event
+ * for its objects.  Counted as freed here, at most a grace period early:
+ * one free marked KMT_EV_RCU, a kfree where s is a kmalloc cache; its call
+ * site is the caller of kvfree_call_rcu(), where kfree_rcu() was written.
+ */
+static __always_inline bool kmalloc_cache(struct kmem_cache *s)
+{
+	if (!bpf_core_enum_value_exists(enum _slab_flag_bits, _SLAB_KMALLOC))
+		return false;
+	return KREAD(false, s, flags) &
+	       (1U << bpf_core_enum_value(enum _slab_flag_bits, _SLAB_KMALLOC));
+}
+
+static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, bool atomic_fetch, bool btf)
+{
+	struct kmem_cache *s = (void *)arg_number(ctx, 0);
+	__u64 ptr = arg_number(ctx, 1), site, taken = 0;
+	bool kmalloc;
+	struct event_ctx ev;
+	__u8 type;
+
+	/* Two arguments (6.18) or three (7.x): the return value by helper. */
+	if (bpf_get_func_ret(ctx, &taken) || !(__u8)taken)
+		return 0; /* not taken: kfree_rcu() batches it, for kfree_bulk() */
+	kmalloc = kmalloc_cache(s);
+	type = kmalloc ? KMT_TYPE_KMALLOC : KMT_TYPE_CACHE;
+	if (do_allocinfo)
+		allocinfo_free(atomic_fetch, type, ptr, 0);
+	if (!free_wanted_by_filtered(kmalloc ? EV_KMALLOC : EV_CACHE) || !task_passes(&ev) ||
+	    !free_size_passes(ptr))
+		return 0;
+	if (do_hist)
+		hist_free(type, ptr);
+	if (do_stat)
+		stat_free(ptr, &ev);
+	if (!do_stream)
+		return 0;
+	site = bulk_call_site(ctx, 2);
+	if (kmalloc)
+		stream_kfree(&ev, atomic_fetch, site, ptr, KMT_EV_RCU);
+	else
+		stream_cache_free_ref(&ev, atomic_fetch, false, s, site, ptr, KMT_EV_RCU);
+	return 0;
+}
+
 /* The fe_ and fec_ programs: the bounded loop. */
 static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
 {
@@ -748,6 +798,7 @@ KMT_FUNC_ENTRY_POINTS(fentry, vfree, on_vfree)
 KMT_FUNC_ENTRY_POINTS(fentry, vfree_atomic, on_vfree)
 KMT_FUNC_ENTRY_POINTS(fexit, cache_alloc_bulk, on_cache_alloc_bulk)
 KMT_FUNC_ENTRY_POINTS(fentry, cache_free_bulk, on_cache_free_bulk)
+KMT_FUNC_ENTRY_POINTS(fexit, kfree_rcu_sheaf, on_kfree_rcu_sheaf)
 
 /* The rows with a bpf_loop() variant (sources.c's "loops"): fel_<row>, where
  * the kernel has the helper (5.17+, and so atomic fetch-add). */

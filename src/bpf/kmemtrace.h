@@ -80,6 +80,7 @@ enum kmt_feature_id {
 
 /* Byte 3 of the task and tid features: how the event came about. */
 #define KMT_EV_BULK 0x01 /* one object of kmem_cache_{alloc,free}_bulk or kfree_bulk */
+#define KMT_EV_RCU 0x02  /* a free: kfree_rcu() put it in its cache's RCU sheaf */
 
 struct kmt_core {
 	__u8 event_id;

@@ -464,6 +464,9 @@ static void test_bulk_names(struct unit *u)
 		{ KMT_EVENT_FREE, KMT_TYPE_KMALLOC, KMT_EV_BULK, "kfree_bulk" },
 		{ KMT_EVENT_FREE, KMT_TYPE_CACHE, 0, "kmem_cache_free" },
 		{ KMT_EVENT_FREE, KMT_TYPE_PAGES, KMT_EV_BULK, "mm_page_free" },
+		{ KMT_EVENT_FREE, KMT_TYPE_CACHE, KMT_EV_RCU, "kfree_rcu" },
+		{ KMT_EVENT_FREE, KMT_TYPE_KMALLOC, KMT_EV_RCU, "kfree_rcu" },
+		{ KMT_EVENT_ALLOC, KMT_TYPE_CACHE, KMT_EV_RCU, "kmem_cache_alloc" },
 	};
 	struct unit_case c;
 	struct kmt_rec_cache_free_named rec = {};
