@@ -475,7 +475,7 @@ static const struct opt_spec options[] = {
 	  "only tasks in the cgroup v2 directory PATH or its descendants (a container: e.g. "
 	  "/sys/fs/cgroup/system.slice/NAME.scope)", opt_cgroup, 0 },
 	{ "events", 'e', required_argument, "=LIST", GROUP_FILTER,
-	  "event classes, comma separated: kmalloc (kmalloc, kfree, kfree_bulk), cache "
+	  "event classes, comma separated: kmalloc (kmalloc, kfree, kfree_bulk, kfree_rcu), cache "
 	  "(kmem_cache_alloc, kmem_cache_free, and the objects of kmem_cache_alloc_bulk and "
 	  "kmem_cache_free_bulk where fentry is allowed), page (mm_page_alloc, mm_page_free), vmalloc (vmalloc, vfree), "
 	  "percpu (percpu_alloc_percpu, percpu_free_percpu); default: all", opt_events, 0 },
@@ -662,8 +662,9 @@ static const char usage_tail[] =
 	"through __vmalloc_node only, which direct callers of the vmalloc core bypass,\n"
 	"as do vmalloc() and vzalloc() where the compiler inlined it into them (Debian's\n"
 	"5.10). Slab objects allocated or freed\n"
-	"in bulk (kmem_cache_alloc_bulk, kmem_cache_free_bulk, kfree_bulk) are traced\n"
-	"through fentry/fexit only: not seen where the kernel refuses it or, as arm64\n"
+	"in bulk (kmem_cache_alloc_bulk, kmem_cache_free_bulk, kfree_bulk), and those\n"
+	"kfree_rcu() puts in a cache's RCU sheaf (6.18+), are traced through\n"
+	"fentry/fexit only: not seen where the kernel refuses it or, as arm64\n"
 	"before 6.0, has no trampolines. kmemsnoop says so at start.\n"
 	"--hist counts successful allocations by size; frees are counted but not sized\n"
 	"(kfree does not say how much it frees; kfree(NULL) is not counted). Failed\n"
