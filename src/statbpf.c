@@ -127,9 +127,11 @@ static int fill_nodes(struct statbpf *sb)
 		return 0;
 	kstat_topology(stat_sink_tables(sb->sink), &topo);
 	for (__u32 block = 0; block < topo.nblocks; block++) {
-		__s32 node = topo.node_of_block[block];
+		__s32 node_plus_one = topo.node_of_block[block] + 1;
 
-		if (bpf_map_update_elem(fd, &block, &node, BPF_ANY))
+		if (node_plus_one <= 0)
+			continue; /* no such block: 0 already */
+		if (bpf_map_update_elem(fd, &block, &node_plus_one, BPF_ANY))
 			return session_fail(sb->mode.session, "filling the map of memory "
 							      "blocks' nodes: %s", strerror(errno));
 	}

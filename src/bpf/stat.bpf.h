@@ -73,9 +73,10 @@ struct {
 } stat_misc SEC(".maps");
 
 /*
- * The node of each memory block (-1: none), and where the kernel maps
- * physical memory: a slab object's address says which node served it.
- * stat_linear_map 0: not known, nothing looked up.
+ * The node of each memory block plus one (0: none; user space writes
+ * only the blocks that exist), and where the kernel maps physical memory:
+ * a slab object's address says which node served it.  stat_linear_map 0:
+ * not known, nothing looked up.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -211,10 +212,10 @@ static __always_inline void stat_locate(__u64 ptr, __s32 node, struct kmt_stat_m
 		return;
 	key = block;
 	served = bpf_map_lookup_elem(&stat_block_node, &key);
-	if (!served || *served < 0)
+	if (!served || *served <= 0)
 		return;
 	STAT_ADD(m->slab_located, 1);
-	if (*served != (node >= 0 ? node : (__s32)bpf_get_numa_node_id()))
+	if (*served - 1 != (node >= 0 ? node : (__s32)bpf_get_numa_node_id()))
 		STAT_ADD(m->slab_remote, 1);
 }
 
