@@ -924,6 +924,27 @@ static int loop(struct session *s)
 	return 0;
 }
 
+/* -v with kernel.bpf_stats_enabled=1: what each program cost per run
+ * (the kernel counts runs and time only while that is on). */
+static void print_program_costs(const struct session *s)
+{
+	struct bpf_program *prog;
+
+	if (!s->env->verbose)
+		return;
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		fprintf(stderr, "kmemsnoop: %s: %llu runs, %.0f ns per run (bpf_stats)\n",
+			bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			(double)info.run_time_ns / (double)info.run_cnt);
+	}
+}
+
 /* Detach first: the modes' last reading then has everything.  Every mode
  * closes its output even after a failure; the first failure is kept. */
 static int finish(struct session *s, int ret)
@@ -932,6 +953,7 @@ static int finish(struct session *s, int ret)
 
 	memcpy(first, s->err, sizeof(first));
 	detach_all(s);
+	print_program_costs(s);
 	for (int i = 0; i < s->nmodes; i++) {
 		if (!s->modes[i]->ops->finish(s->modes[i], !s->counted_out) || ret)
 			continue;
