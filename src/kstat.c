@@ -338,6 +338,7 @@ static void forget_live(struct kstat *ks, struct ptrstat *p)
 	p->live = false;
 }
 
+/* The node of a page frame, -1 when not known. */
 static int node_of_pfn(const struct kstat *ks, uint64_t pfn)
 {
 	uint64_t block;
@@ -484,7 +485,6 @@ static int add_page_row(struct table *t, uint64_t id, const struct pagestat *thi
 	return 0;
 }
 
-/* The node of a page frame, -1 when not known. */
 static void locate_page(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
 	int node;

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -141,37 +142,50 @@ static int calibrate_with(struct pfn_bpf *skel, __u64 size, __u64 *base, char *e
 	return 0;
 }
 
-static struct pfn_bpf *load_calibration(const struct btf *vmlinux, __u64 *size, char *err,
-					  size_t err_size)
-{
+struct pfn_calib {
 	struct pfn_bpf *skel;
+	__u64 page_struct_size;
+	__u64 vmemmap_base; /* 0 until pfn_calib_vmemmap found it */
+};
 
-	if (page_struct_size(vmlinux, size)) {
-		snprintf(err, err_size, "no struct page in the kernel's BTF");
+struct pfn_calib *pfn_calib_open(const struct btf *vmlinux, char *err, size_t err_size)
+{
+	struct pfn_calib *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
-	skel = pfn_bpf__open_and_load();
-	if (!skel)
+	if (page_struct_size(vmlinux, &c->page_struct_size)) {
+		snprintf(err, err_size, "no struct page in the kernel's BTF");
+		free(c);
+		return NULL;
+	}
+	c->skel = pfn_bpf__open_and_load();
+	if (!c->skel) {
 		snprintf(err, err_size, "loading the calibration program: %s", strerror(errno));
-	return skel;
+		free(c);
+		return NULL;
+	}
+	return c;
 }
 
-int pfn_calibrate(const struct btf *vmlinux, __u64 *base, char *err, size_t err_size)
+void pfn_calib_close(struct pfn_calib *c)
 {
-	struct pfn_bpf *skel;
-	__u64 size;
+	if (!c)
+		return;
+	pfn_bpf__destroy(c->skel);
+	free(c);
+}
+
+int pfn_calib_vmemmap(struct pfn_calib *c, __u64 *base, char *err, size_t err_size)
+{
 	int ret = -1;
 
-	skel = load_calibration(vmlinux, &size, err, err_size);
-	if (!skel)
-		return -1;
 	/* A tie is rare and depends on where the pages land: try fresh ones. */
-	for (int try = 0; try < CALIB_TRIES; try++) {
-		ret = calibrate_with(skel, size, base, err, err_size);
-		if (!ret)
-			break;
-	}
-	pfn_bpf__destroy(skel);
+	for (int try = 0; try < CALIB_TRIES && ret; try++)
+		ret = calibrate_with(c->skel, c->page_struct_size, base, err, err_size);
+	c->vmemmap_base = ret ? 0 : *base;
 	return ret;
 }
 
@@ -224,30 +238,27 @@ static int watch_large_kmallocs(struct pfn_bpf *skel, long page, char *err, size
 	return ret ? -1 : (int)skel->bss->calib_pairs;
 }
 
-int pfn_calibrate_linear(const struct btf *vmlinux, __u64 vmemmap_base, __u64 *offset,
-			 char *err, size_t err_size)
+int pfn_calib_linear(struct pfn_calib *c, __u64 *offset, char *err, size_t err_size)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	__u64 addrs[KMT_CALIB_PAIRS], pfns[KMT_CALIB_PAIRS];
-	struct pfn_bpf *skel;
 	int pairs, n = 0;
-	__u64 size;
 
-	skel = load_calibration(vmlinux, &size, err, err_size);
-	if (!skel)
+	if (!c->vmemmap_base) {
+		snprintf(err, err_size, "the struct page array was not found");
 		return -1;
-	pairs = watch_large_kmallocs(skel, page, err, err_size);
-	for (int i = 0; i < pairs && i < KMT_CALIB_PAIRS; i++) {
-		__u64 from_base = skel->bss->calib_pair_page[i] - vmemmap_base;
-
-		if (from_base % size)
-			continue; /* not a struct page of this array */
-		addrs[n] = skel->bss->calib_pair_addr[i];
-		pfns[n++] = from_base / size;
 	}
-	pfn_bpf__destroy(skel);
+	pairs = watch_large_kmallocs(c->skel, page, err, err_size);
 	if (pairs < 0)
 		return -1;
+	for (int i = 0; i < pairs && i < KMT_CALIB_PAIRS; i++) {
+		__u64 from_base = c->skel->bss->calib_pair_page[i] - c->vmemmap_base;
+
+		if (from_base % c->page_struct_size)
+			continue; /* not a struct page of this array */
+		addrs[n] = c->skel->bss->calib_pair_addr[i];
+		pfns[n++] = from_base / c->page_struct_size;
+	}
 	if (pfn_pick_base(addrs, n, pfns, n, page, offset)) {
 		snprintf(err, err_size, "no consistent linear map offset (%d large kmallocs seen)",
 			 pairs);

@@ -410,27 +410,28 @@ static void calibrate_pages(struct session *s)
 {
 	char why[256];
 
+	struct pfn_calib *c;
+
 	if (!s->wants.pfns && !s->wants.linear_map)
 		return;
-	if (pfn_calibrate(s->vmlinux, &s->vmemmap_base, why, sizeof(why))) {
+	c = pfn_calib_open(s->vmlinux, why, sizeof(why));
+	if (!c || pfn_calib_vmemmap(c, &s->vmemmap_base, why, sizeof(why))) {
 		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): %s\n", why,
 			s->wants.pfns ? "pfn= shows 0xffffffffffffffff" :
 					"the nodes that served slab objects are not known");
+		pfn_calib_close(c);
 		return;
 	}
 	if (s->env->verbose)
 		fprintf(stderr, "kmemsnoop: struct page array at 0x%llx\n", s->vmemmap_base);
-	if (!s->wants.linear_map)
-		return;
-	if (pfn_calibrate_linear(s->vmlinux, s->vmemmap_base, &s->linear_map, why,
-				 sizeof(why))) {
+	if (s->wants.linear_map && pfn_calib_linear(c, &s->linear_map, why, sizeof(why))) {
 		fprintf(stderr, "kmemsnoop: cannot find the kernel's linear map (%s): the nodes "
 				"that served slab objects are not known\n", why);
 		s->linear_map = 0;
-		return;
-	}
-	if (s->env->verbose)
+	} else if (s->wants.linear_map && s->env->verbose) {
 		fprintf(stderr, "kmemsnoop: linear map at 0x%llx\n", s->linear_map);
+	}
+	pfn_calib_close(c);
 }
 
 /* Large kmallocs, whose page allocation is not counted again (large.bpf.h). */

@@ -102,15 +102,15 @@ static void configure_nodes(struct statbpf *sb, struct kmemsnoop_bpf *skel)
 	unsigned long long block_bytes;
 	struct kstat_topology topo;
 	long page = sysconf(_SC_PAGESIZE);
+	bool usable;
 
-	kstat_set_linear_map(ks, s->linear_map, page);
 	kstat_topology(ks, &topo);
 	block_bytes = topo.pages_per_block * page;
-	if (!s->linear_map || !topo.nblocks || topo.nblocks > UINT32_MAX || page <= 0 ||
-	    (block_bytes & (block_bytes - 1))) {
-		kstat_set_linear_map(ks, 0, 0);
+	usable = s->linear_map && topo.nblocks && topo.nblocks <= UINT32_MAX && page > 0 &&
+		 !(block_bytes & (block_bytes - 1));
+	kstat_set_linear_map(ks, usable ? s->linear_map : 0, page);
+	if (!usable)
 		return;
-	}
 	skel->rodata->stat_linear_map = s->linear_map;
 	skel->rodata->stat_block_shift = __builtin_ctzll(block_bytes);
 	skel->rodata->stat_blocks = topo.nblocks;
