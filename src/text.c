@@ -33,13 +33,23 @@ int text_print_header(struct text_sink *sink)
 /*
  * A bounded line builder: snprintf was over half of the per-event cost of
  * text output, and the consumer must keep up with millions of events/s.
+ * Numbers are written straight into the line when it has FIELD_ROOM bytes
+ * left (always but at a line's truncated end), without a check per byte.
  */
 struct line {
 	char *p;
 	char *end; /* one byte is kept for the NUL */
 };
 
-static void put_mem(struct line *l, const char *s, size_t n)
+/* The widest number with its padding: 20 digits, widths below 8. */
+#define FIELD_ROOM 32
+
+static inline bool has_room(const struct line *l, size_t n)
+{
+	return (size_t)(l->end - l->p) >= n;
+}
+
+static inline void put_mem(struct line *l, const char *s, size_t n)
 {
 	size_t room = l->end - l->p;
 
@@ -49,6 +59,9 @@ static void put_mem(struct line *l, const char *s, size_t n)
 	l->p += n;
 }
 
+/* A string literal, its length known when compiled. */
+#define put_lit(l, s) put_mem((l), "" s, sizeof(s) - 1)
+
 static void put_str(struct line *l, const char *s)
 {
 	put_mem(l, s, strlen(s));
@@ -56,42 +69,79 @@ static void put_str(struct line *l, const char *s)
 
 static void put_pad(struct line *l, char c, int n)
 {
-	while (n-- > 0 && l->p < l->end)
-		*l->p++ = c;
+	if (n <= 0)
+		return;
+	if ((size_t)n > (size_t)(l->end - l->p))
+		n = (int)(l->end - l->p);
+	memset(l->p, c, n);
+	l->p += n;
 }
 
-/* v in decimal, right-aligned in width with pad (' ' or '0'); two digits
- * per division, as the times and sizes of every line make this hot. */
-static void put_udec(struct line *l, unsigned long long v, int width, char pad)
+static int udec_len(unsigned long long v)
+{
+	static const unsigned long long pow10[] = {
+		1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+		100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL,
+		1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+		1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+		1000000000000000000ULL, 10000000000000000000ULL,
+	};
+	int n = 1;
+
+	while (n < 20 && v >= pow10[n])
+		n++;
+	return n;
+}
+
+/* v's digits, the last one just before end; two per division, as the
+ * times and sizes of every line make this hot. */
+static void write_udec(char *end, unsigned long long v)
 {
 	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
 				    "25262728293031323334353637383940414243444546474849"
 				    "50515253545556575859606162636465666768697071727374"
 				    "75767778798081828384858687888990919293949596979899";
-	char tmp[24];
-	int n = 0;
 
 	while (v >= 100) {
 		unsigned int two = (unsigned int)(v % 100) * 2;
 
 		v /= 100;
-		tmp[sizeof(tmp) - ++n] = pairs[two + 1];
-		tmp[sizeof(tmp) - ++n] = pairs[two];
+		end -= 2;
+		memcpy(end, pairs + two, 2);
 	}
 	if (v >= 10) {
-		tmp[sizeof(tmp) - ++n] = pairs[v * 2 + 1];
-		tmp[sizeof(tmp) - ++n] = pairs[v * 2];
+		end -= 2;
+		memcpy(end, pairs + v * 2, 2);
 	} else {
-		tmp[sizeof(tmp) - ++n] = (char)('0' + v);
+		*--end = (char)('0' + v);
 	}
-	put_pad(l, pad, width - n);
-	put_mem(l, tmp + sizeof(tmp) - n, n);
+}
+
+/* v in decimal, right-aligned in width with pad (' ' or '0'). */
+static void put_udec(struct line *l, unsigned long long v, int width, char pad)
+{
+	int n = udec_len(v);
+
+	if (!has_room(l, FIELD_ROOM)) {
+		char tmp[20];
+
+		write_udec(tmp + n, v);
+		put_pad(l, pad, width - n);
+		put_mem(l, tmp, n);
+		return;
+	}
+	if (width > n) {
+		memset(l->p, pad, width - n);
+		l->p += width - n;
+	}
+	l->p += n;
+	write_udec(l->p, v);
 }
 
 static void put_sdec(struct line *l, long long v)
 {
 	if (v < 0) {
-		put_mem(l, "-", 1);
+		put_lit(l, "-");
 		put_udec(l, -(unsigned long long)v, 0, ' ');
 		return;
 	}
@@ -102,15 +152,23 @@ static void put_sdec(struct line *l, long long v)
 static void put_hex(struct line *l, unsigned long long v, int width)
 {
 	static const char digits[] = "0123456789abcdef";
-	char tmp[16];
-	int n = 0;
+	int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
+	char tmp[16], *p;
 
-	do {
-		tmp[sizeof(tmp) - ++n] = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	put_pad(l, '0', width - n);
-	put_mem(l, tmp + sizeof(tmp) - n, n);
+	if (!has_room(l, FIELD_ROOM)) {
+		for (p = tmp + n; p > tmp; v >>= 4)
+			*--p = digits[v & 15];
+		put_pad(l, '0', width - n);
+		put_mem(l, tmp, n);
+		return;
+	}
+	if (width > n) {
+		memset(l->p, '0', width - n);
+		l->p += width - n;
+	}
+	l->p += n;
+	for (p = l->p; n--; v >>= 4)
+		*--p = digits[v & 15];
 }
 
 static void put_call_site(struct text_sink *sink, struct line *l, __u64 addr)
@@ -138,41 +196,41 @@ static const char *accounted(const struct kmt_event *ev)
 
 static void put_slab_body(struct text_sink *sink, struct line *l, const struct kmt_event *ev)
 {
-	put_str(l, "call_site=");
+	put_lit(l, "call_site=");
 	put_call_site(sink, l, ev->call_site);
-	put_str(l, " ptr=");
+	put_lit(l, " ptr=");
 	put_hex(l, ev->ptr, 16);
 	if (ev->has_cache && !(ev->cache_flags & KMT_CACHE_NO_NAME)) {
-		put_str(l, " name=");
+		put_lit(l, " name=");
 		put_str(l, ev->cache_name);
 	}
 	if (!ev->has_alloc)
 		return;
-	put_str(l, " bytes_req=");
+	put_lit(l, " bytes_req=");
 	put_udec(l, ev->bytes_req, 0, ' ');
-	put_str(l, " bytes_alloc=");
+	put_lit(l, " bytes_alloc=");
 	put_udec(l, ev->bytes_alloc, 0, ' ');
-	put_str(l, " gfp_flags=");
+	put_lit(l, " gfp_flags=");
 	put_gfp(sink, l, ev->gfp_flags);
-	put_str(l, " node=");
+	put_lit(l, " node=");
 	put_sdec(l, ev->numa_node);
-	put_str(l, " accounted=");
+	put_lit(l, " accounted=");
 	put_str(l, accounted(ev));
 }
 
 static void put_page_body(struct text_sink *sink, struct line *l, const struct kmt_event *ev)
 {
-	put_str(l, "page=");
+	put_lit(l, "page=");
 	put_hex(l, ev->ptr, 16);
-	put_str(l, " pfn=0x");
+	put_lit(l, " pfn=0x");
 	put_hex(l, ev->has_page ? ev->pfn : KMT_PFN_NONE, 0);
-	put_str(l, " order=");
+	put_lit(l, " order=");
 	put_udec(l, ev->has_page ? ev->order : 0, 0, ' ');
 	if (!ev->has_alloc)
 		return;
-	put_str(l, " migratetype=");
+	put_lit(l, " migratetype=");
 	put_sdec(l, ev->has_page ? ev->migratetype : -1);
-	put_str(l, " gfp_flags=");
+	put_lit(l, " gfp_flags=");
 	put_gfp(sink, l, ev->gfp_flags);
 }
 
@@ -188,31 +246,31 @@ static void put_percpu_body(struct text_sink *sink, struct line *l, const struct
 
 	if (ev->has_alloc) {
 		if (full) {
-			put_str(l, "call_site=");
+			put_lit(l, "call_site=");
 			put_call_site(sink, l, ev->call_site);
-			put_str(l, " ");
+			put_lit(l, " ");
 		}
-		put_str(l, "reserved=");
+		put_lit(l, "reserved=");
 		put_udec(l, !!(flags & KMT_PERCPU_RESERVED), 0, ' ');
-		put_str(l, " is_atomic=");
+		put_lit(l, " is_atomic=");
 		put_udec(l, !!(flags & KMT_PERCPU_ATOMIC), 0, ' ');
-		put_str(l, " size=");
+		put_lit(l, " size=");
 		put_udec(l, ev->bytes_req, 0, ' ');
-		put_str(l, " align=");
+		put_lit(l, " align=");
 		put_udec(l, ev->has_percpu ? ev->percpu_align : 0, 0, ' ');
-		put_str(l, " ");
+		put_lit(l, " ");
 	}
-	put_str(l, "base_addr=");
+	put_lit(l, "base_addr=");
 	put_hex(l, ev->has_percpu ? ev->percpu_base : 0, 16);
-	put_str(l, " off=");
+	put_lit(l, " off=");
 	put_sdec(l, ev->has_percpu ? ev->percpu_off : 0);
-	put_str(l, " ptr=");
+	put_lit(l, " ptr=");
 	put_hex(l, ev->ptr, 16);
 	if (!full)
 		return;
-	put_str(l, " bytes_alloc=");
+	put_lit(l, " bytes_alloc=");
 	put_udec(l, ev->bytes_alloc, 0, ' ');
-	put_str(l, " gfp_flags=");
+	put_lit(l, " gfp_flags=");
 	put_gfp(sink, l, ev->gfp_flags);
 }
 
@@ -226,56 +284,97 @@ static void put_vmalloc_body(struct text_sink *sink, struct line *l, const struc
 {
 	if (ev->vmalloc_flags & KMT_VMALLOC_AREA) {
 		if (ev->has_alloc) {
-			put_str(l, "va_start: ");
+			put_lit(l, "va_start: ");
 			put_udec(l, ev->ptr, 0, ' ');
-			put_str(l, " size=");
+			put_lit(l, " size=");
 			put_udec(l, ev->bytes_req, 0, ' ');
-			put_str(l, " failed=");
+			put_lit(l, " failed=");
 			put_str(l, ev->ptr ? "0" : "1");
 		} else {
-			put_str(l, "va_start=0x");
+			put_lit(l, "va_start=0x");
 			put_hex(l, ev->ptr, 0);
 		}
-		put_str(l, " call_site=");
+		put_lit(l, " call_site=");
 		put_call_site(sink, l, ev->call_site);
 		return;
 	}
-	put_str(l, "call_site=");
+	put_lit(l, "call_site=");
 	put_call_site(sink, l, ev->call_site);
-	put_str(l, " ptr=");
+	put_lit(l, " ptr=");
 	put_hex(l, ev->ptr, 16);
 	if (!ev->has_alloc)
 		return;
-	put_str(l, " size=");
+	put_lit(l, " size=");
 	put_udec(l, ev->bytes_req, 0, ' ');
-	put_str(l, " gfp_flags=");
+	put_lit(l, " gfp_flags=");
 	put_gfp(sink, l, ev->gfp_flags);
-	put_str(l, " node=");
+	put_lit(l, " node=");
 	put_sdec(l, ev->numa_node);
 }
 
-/* "%16s-%-7d [%03u] %5llu.%06llu: name: " as the kernel's trace file. */
-static void put_context(struct line *l, const struct kmt_event *ev)
+_Static_assert(TEXT_MEMO_COMM == sizeof(((struct kmt_event *)0)->comm), "a comm fits the memo");
+
+/* "%16s-%-7d [%03u] " as the kernel's trace file, taken from the last line
+ * when its task and CPU were the same. */
+static void put_task_cpu(struct text_memo *m, struct line *l, const struct kmt_event *ev)
 {
 	const char *comm = ev->has_task ? ev->comm : "<...>";
-	unsigned long long ts = ev->has_time ? ev->timestamp : 0;
-	char *tid_start;
+	unsigned char flags = ev->has_task | ev->has_tid << 1 | ev->has_time << 2;
+	unsigned int tid = ev->has_tid ? ev->tid : 0;
+	unsigned int cpu = ev->has_time ? ev->cpu : 0;
+	char *start = l->p, *tid_start;
+	size_t len;
 
+	if (m->len && m->flags == flags && m->tid == tid && m->cpu == cpu &&
+	    !memcmp(m->comm, ev->comm, sizeof(m->comm))) {
+		put_mem(l, m->text, m->len);
+		return;
+	}
 	put_pad(l, ' ', 16 - (int)strlen(comm));
 	put_str(l, comm);
-	put_mem(l, "-", 1);
+	put_lit(l, "-");
 	tid_start = l->p;
 	put_sdec(l, ev->has_tid ? (long long)ev->tid : -1);
 	put_pad(l, ' ', 7 - (int)(l->p - tid_start));
-	put_str(l, " [");
-	put_udec(l, ev->has_time ? ev->cpu : 0, 3, '0');
-	put_str(l, "] ");
-	put_udec(l, ts / 1000000000ULL, 5, ' ');
-	put_mem(l, ".", 1);
+	put_lit(l, " [");
+	put_udec(l, cpu, 3, '0');
+	put_lit(l, "] ");
+	len = l->p - start;
+	if (l->p == l->end || len > sizeof(m->text))
+		return; /* truncated, or too long to keep */
+	memcpy(m->text, start, len);
+	memcpy(m->comm, ev->comm, sizeof(m->comm));
+	m->len = (unsigned char)len;
+	m->flags = flags;
+	m->tid = tid;
+	m->cpu = cpu;
+}
+
+/* "%5llu.%06llu", the seconds kept from the last line. */
+static void put_time(struct text_memo *m, struct line *l, unsigned long long ts)
+{
+	unsigned long long second = ts / 1000000000ULL;
+
+	if (!m->second_len || m->second != second) {
+		struct line s = { m->second_text, m->second_text + sizeof(m->second_text) - 1 };
+
+		put_udec(&s, second, 5, ' ');
+		put_lit(&s, ".");
+		m->second = second;
+		m->second_len = (unsigned char)(s.p - m->second_text);
+	}
+	put_mem(l, m->second_text, m->second_len);
 	put_udec(l, ts % 1000000000ULL / 1000, 6, '0');
-	put_str(l, ": ");
+}
+
+/* "%16s-%-7d [%03u] %5llu.%06llu: name: " as the kernel's trace file. */
+static void put_context(struct text_memo *m, struct line *l, const struct kmt_event *ev)
+{
+	put_task_cpu(m, l, ev);
+	put_time(m, l, ev->has_time ? ev->timestamp : 0);
+	put_lit(l, ": ");
 	put_str(l, kmt_event_name(ev));
-	put_str(l, ": ");
+	put_lit(l, ": ");
 }
 
 size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, char *buf,
@@ -288,7 +387,7 @@ size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, cha
 			buf[0] = 0;
 		return 0;
 	}
-	put_context(&l, ev);
+	put_context(&sink->memo, &l, ev);
 	if (ev->type_id == KMT_TYPE_PAGES)
 		put_page_body(sink, &l, ev);
 	else if (ev->type_id == KMT_TYPE_PERCPU)

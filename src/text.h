@@ -10,10 +10,24 @@ struct ksyms;
 struct gfp_names;
 struct sink;
 
+/* What the last line began with (text.c keeps it): most lines follow one
+ * of the same task on the same CPU in the same second.  Zeroed: none. */
+#define TEXT_MEMO_COMM 17 /* a comm and its NUL */
+struct text_memo {
+	unsigned int tid, cpu;
+	unsigned char flags, len; /* len 0: nothing kept */
+	char comm[TEXT_MEMO_COMM];
+	char text[40]; /* "%16s-%-7d [%03u] " */
+	unsigned long long second;
+	unsigned char second_len;
+	char second_text[24]; /* "%5llu." */
+};
+
 struct text_sink {
 	FILE *out;
 	struct ksyms *ksyms;          /* NULL: call sites print as addresses */
 	const struct gfp_names *gfp;
+	struct text_memo memo;
 };
 
 /* The '# tracer' header.  Return 0 or -errno of the failed write. */
