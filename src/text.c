@@ -387,7 +387,7 @@ size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, cha
 			buf[0] = 0;
 		return 0;
 	}
-	put_context(&sink->memo, &l, ev);
+	put_context(&sink->memo[(ev->has_time ? ev->cpu : 0) % TEXT_MEMO_CPUS], &l, ev);
 	if (ev->type_id == KMT_TYPE_PAGES)
 		put_page_body(sink, &l, ev);
 	else if (ev->type_id == KMT_TYPE_PERCPU)

@@ -10,9 +10,11 @@ struct ksyms;
 struct gfp_names;
 struct sink;
 
-/* What the last line began with (text.c keeps it): most lines follow one
- * of the same task on the same CPU in the same second.  Zeroed: none. */
+/* What the last line of a CPU began with (text.c keeps it): most lines
+ * follow one of the same task on the same CPU in the same second, though
+ * lines in time order alternate between CPUs.  Zeroed: none. */
 #define TEXT_MEMO_COMM 17 /* a comm and its NUL */
+#define TEXT_MEMO_CPUS 8
 struct text_memo {
 	unsigned int tid, cpu;
 	unsigned char flags, len; /* len 0: nothing kept */
@@ -27,7 +29,7 @@ struct text_sink {
 	FILE *out;
 	struct ksyms *ksyms;          /* NULL: call sites print as addresses */
 	const struct gfp_names *gfp;
-	struct text_memo memo;
+	struct text_memo memo[TEXT_MEMO_CPUS]; /* by CPU number, modulo */
 };
 
 /* The '# tracer' header.  Return 0 or -errno of the failed write. */
