@@ -53,10 +53,27 @@ static inline void put_mem(struct line *l, const char *s, size_t n)
 {
 	size_t room = l->end - l->p;
 
-	if (n > room)
-		n = room;
-	memcpy(l->p, s, n);
-	l->p += n;
+	/* Apart: n a constant, the copy is a few moves rather than a loop. */
+	if (__builtin_expect(n <= room, 1)) {
+		memcpy(l->p, s, n);
+		l->p += n;
+		return;
+	}
+	memcpy(l->p, s, room);
+	l->p += room;
+}
+
+/* The len bytes kept at s, of a buffer of cap bytes: the whole buffer is
+ * copied when the line has room for it, a fixed size copied in a few
+ * moves. */
+static inline void put_kept(struct line *l, const char *s, size_t len, size_t cap)
+{
+	if (!has_room(l, cap)) {
+		put_mem(l, s, len);
+		return;
+	}
+	memcpy(l->p, s, cap);
+	l->p += len;
 }
 
 /* A string literal, its length known when compiled. */
@@ -327,7 +344,7 @@ static void put_task_cpu(struct text_memo *m, struct line *l, const struct kmt_e
 
 	if (m->len && m->flags == flags && m->tid == tid && m->cpu == cpu &&
 	    !memcmp(m->comm, ev->comm, sizeof(m->comm))) {
-		put_mem(l, m->text, m->len);
+		put_kept(l, m->text, m->len, sizeof(m->text));
 		return;
 	}
 	put_pad(l, ' ', 16 - (int)strlen(comm));
@@ -363,7 +380,7 @@ static void put_time(struct text_memo *m, struct line *l, unsigned long long ts)
 		m->second = second;
 		m->second_len = (unsigned char)(s.p - m->second_text);
 	}
-	put_mem(l, m->second_text, m->second_len);
+	put_kept(l, m->second_text, m->second_len, sizeof(m->second_text));
 	put_udec(l, ts % 1000000000ULL / 1000, 6, '0');
 }
 
