@@ -548,7 +548,8 @@ static const struct opt_spec options[] = {
 	  "one histogram per KEY: cache (the slab cache; kmalloc by size class, pages by "
 	  "order), callsite (the allocating function), comm (task name), cgroup (the task's "
 	  "cgroup v2 path, e.g. a container's), event (kmalloc, "
-	  "kmem_cache_alloc, mm_page_alloc) or order (page order); implies --hist.  The live "
+	  "kmem_cache_alloc, mm_page_alloc, vmalloc, percpu_alloc_percpu; bulk calls' objects "
+	  "under the first two) or order (page order); implies --hist.  The live "
 	  "view's two tables: KEY (default cache) and call sites (or caches)", opt_hist_by,
 	  FLAG(hist) },
 	{ "top", LONG_ONLY(10), required_argument, "=N", GROUP_HIST,
