@@ -200,6 +200,20 @@ static void put_call_site(struct text_sink *sink, struct line *l, __u64 addr)
 
 static void put_gfp(struct text_sink *sink, struct line *l, __u32 flags)
 {
+	struct text_gfp_memo *m = &sink->gfp_memo[(flags ^ flags >> 11) % TEXT_GFP_SLOTS];
+	size_t len;
+
+	if (m->len && m->flags == flags) {
+		put_kept(l, m->text, m->len, sizeof(m->text));
+		return;
+	}
+	len = gfp_format(sink->gfp, flags, m->text, sizeof(m->text));
+	m->flags = flags;
+	m->len = len < sizeof(m->text) - 1 ? (unsigned char)len : 0; /* else cut short */
+	if (m->len) {
+		put_kept(l, m->text, m->len, sizeof(m->text));
+		return;
+	}
 	l->p += gfp_format(sink->gfp, flags, l->p, l->end - l->p + 1);
 }
 

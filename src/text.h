@@ -25,11 +25,20 @@ struct text_memo {
 	char second_text[24]; /* "%5llu." */
 };
 
+/* The GFP flags of recent lines, as text (a few values make most lines). */
+#define TEXT_GFP_SLOTS 8
+struct text_gfp_memo {
+	unsigned int flags;
+	unsigned char len; /* 0: nothing kept */
+	char text[63];
+};
+
 struct text_sink {
 	FILE *out;
 	struct ksyms *ksyms;          /* NULL: call sites print as addresses */
 	const struct gfp_names *gfp;
 	struct text_memo memo[TEXT_MEMO_CPUS]; /* by CPU number, modulo */
+	struct text_gfp_memo gfp_memo[TEXT_GFP_SLOTS]; /* by flags, hashed */
 };
 
 /* The '# tracer' header.  Return 0 or -errno of the failed write. */

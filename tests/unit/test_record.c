@@ -263,6 +263,68 @@ static void test_text_numbers(struct unit *u)
 	gfp_names_free(gfp);
 }
 
+/*
+ * What a sink keeps from earlier lines (the task and CPU, the second, the
+ * GFP text) never changes a line: each line of a mixed sequence equals the
+ * one a new sink prints, a line cut short included.
+ */
+static void test_text_memo(struct unit *u)
+{
+	static const struct {
+		unsigned int cpu, tid;
+		const char *comm; /* NULL: no task */
+		unsigned long long ts;
+		unsigned int gfp;
+		size_t size; /* of the line's buffer */
+	} lines[] = {
+		{ 0, 7, "churn", 5000001000ULL, 0xcc0, 512 },
+		{ 1, 8, "churn", 5000002000ULL, 0xcc0, 512 },
+		{ 0, 7, "churn", 5999999000ULL, 0x400cc0, 512 },
+		{ 1, 8, "churn", 6000000000ULL, 0x400cc0, 512 },
+		{ 0, 7, "renamed", 6000001000ULL, 0xcc0, 512 },   /* same tid, new comm */
+		{ 0, 9, "renamed", 6000002000ULL, 0xcc0, 20 },    /* cut in the task */
+		{ 0, 9, "renamed", 6000003000ULL, 0xcc0, 512 },
+		{ 8, 7, "renamed", 6000004000ULL, 0xcc0, 512 },   /* CPU 8: CPU 0's memo */
+		{ 0, 7, NULL, 6000005000ULL, 0xcc0, 512 },
+		{ 0, 7, "renamed", 6000006000ULL, 0xffffffff, 512 }, /* too long to keep */
+		{ 0, 7, "renamed", 6000007000ULL, 0xffffffff, 512 },
+		{ 1, 8, "churn", 7000000000ULL, 0xcc0, 90 },        /* cut in the flags */
+		{ 1, 8, "churn", 7000001000ULL, 0xcc0, 512 },
+		{ 1, 1234567, "a-long-comm-nam", 17000001000ULL, 0, 512 },
+	};
+	struct gfp_names *gfp = gfp_names_new(NULL);
+	struct text_sink sink = { .gfp = gfp };
+	struct unit_case c;
+	struct kmt_event ev;
+
+	unit_begin(&c, u, "text_memo");
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		struct text_sink fresh = { .gfp = gfp };
+		char line[512], want[512];
+		size_t len, want_len;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.has_alloc = ev.has_time = ev.has_tid = true;
+		ev.has_task = lines[i].comm != NULL;
+		if (ev.has_task)
+			snprintf(ev.comm, sizeof(ev.comm), "%s", lines[i].comm);
+		ev.cpu = lines[i].cpu;
+		ev.tid = lines[i].tid;
+		ev.timestamp = lines[i].ts;
+		ev.gfp_flags = lines[i].gfp;
+		ev.call_site = 0x10;
+		ev.ptr = 0x1000;
+		ev.numa_node = -1;
+		len = text_format_event(&sink, &ev, line, lines[i].size);
+		want_len = text_format_event(&fresh, &ev, want, lines[i].size);
+		CHECK_STR(&c, line, want);
+		CHECK_U64(&c, len, want_len);
+		CHECK(&c, len < lines[i].size);
+	}
+	unit_end(&c);
+	gfp_names_free(gfp);
+}
+
 static void test_unknown_feature_skipped(struct unit *u)
 {
 	struct unit_case c;
@@ -654,6 +716,7 @@ void test_record(struct unit *u)
 	test_bulk_names(u);
 	test_cache_records(u);
 	test_text_numbers(u);
+	test_text_memo(u);
 	test_unknown_feature_skipped(u);
 	test_abi1_record(u);
 	test_corrupt_records(u);
