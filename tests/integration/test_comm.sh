@@ -71,20 +71,25 @@ check_phase() {
 	fi
 }
 
-# check_order NAME TABLE NEW: every load_msg line of comm "workload" has an
-# earlier timestamp than every one of comm NEW (and there are both).
+# check_order NAME TABLE NEW MISSES: every load_msg line of comm "workload"
+# has an earlier timestamp than every one of comm NEW (and there are both,
+# unless the kernel's recursion misses took all of a phase: SKIP then).
 check_order() {
-	local name=$1 tab=$2 new=$3 r
+	local name=$1 tab=$2 new=$3 misses=$4 r
 	r=$(awk -F'\t' -v n="$new" "$LOAD_MSG"' {
 		if ($1 == "workload") { no++; if (no == 1 || $4 + 0 > omax) { omax = $4 + 0; ots = $4 } }
 		else if ($1 == n) { nn++; if (nn == 1 || $4 + 0 < nmin) { nmin = $4 + 0; nts = $4 } }
 	}
 	END {
-		if (!no || !nn) print "no load_msg lines as workload (" no + 0 ") or as " n " (" nn + 0 ")"
+		if (!no || !nn) print "none: no load_msg lines as workload (" no + 0 ") or as " n " (" nn + 0 ")"
 		else if (omax >= nmin) print "the last as workload is at " ots ", the first as " n " at " nts
 	}' "$tab")
+	if [ "${r%%:*}" = none ] && [ "$misses" -ge "$COUNT" ]; then
+		skip "$name" "${r#none: }, within the $misses events the kernel did not hand to kmemsnoop (BPF recursion misses)"
+		return
+	fi
 	[ -z "$r" ]
-	check $? "$name" "$r"
+	check $? "$name" "${r#none: }"
 }
 
 # run_variant V: one workload, traced live (text) and into a recording.
@@ -120,7 +125,7 @@ run_variant() {
 	ev_table "$(ks_out "kt$v")" >"$WORK/kt$v.tab"
 	check_phase "$t.text.old" "$WORK/kt$v.tab" workload "$REQ1" "$mt"
 	check_phase "$t.text.new" "$WORK/kt$v.tab" "$new" "$REQ2" "$mt"
-	check_order "$t.text.order" "$WORK/kt$v.tab" "$new"
+	check_order "$t.text.order" "$WORK/kt$v.tab" "$new" "$mt"
 
 	timeout -k 5 60 "$KMEMSNOOP" -i "$dir" >"$WORK/decoded.$v" 2>"$WORK/decoded.$v.err"
 	rc=$?
@@ -132,7 +137,7 @@ run_variant() {
 	ev_table "$WORK/decoded.$v" >"$WORK/kb$v.tab"
 	check_phase "$t.rec.old" "$WORK/kb$v.tab" workload "$REQ1" "$mb"
 	check_phase "$t.rec.new" "$WORK/kb$v.tab" "$new" "$REQ2" "$mb"
-	check_order "$t.rec.order" "$WORK/kb$v.tab" "$new"
+	check_order "$t.rec.order" "$WORK/kb$v.tab" "$new" "$mb"
 }
 
 for v in "${VARIANTS[@]}"; do

@@ -129,25 +129,34 @@ for d in /sys/devices/system/node/node[0-9]*; do
 		[ -e "$m" ] && BLOCK_NODE[${m##*memory}]=$n
 	done
 done
-node_of_phys() { echo "${BLOCK_NODE[$(($1 / BLOCK_BYTES))]:--1}"; }
+# The node of each online CPU: CPU_NODE[cpu].  Looked up in arrays, not
+# subshells: the text has a line per page, and a fork per line took tens of
+# seconds in the emulated VMs.
+declare -A CPU_NODE
+for c in $(online_cpus); do
+	CPU_NODE[$c]=$(node_of_cpu "$c")
+done
 
 # expected TEXT LINEAR: "SLAB_R SLAB_L PAGE_R PAGE_L" from the text
 # instance's lines: rings (kmallocs of 10000 bytes or more) and page
 # allocations, on another node than their CPU's.
 expected() {
-	local text=$1 linear=$2 sr=0 sl=0 pr=0 pl=0 kind cpu a n
+	local text=$1 linear=$2 sr=0 sl=0 pr=0 pl=0 kind cpu a n phys
 	while read -r kind cpu a; do
 		cpu=$((10#$cpu))
 		if [ "$kind" = P ]; then
-			n=$(node_of_phys $((0x$a * page)))
-			[ "$n" -ge 0 ] || continue
-			pl=$((pl + 1))
-			[ "$n" = "$(node_of_cpu "$cpu")" ] || pr=$((pr + 1))
+			phys=$((0x$a * page))
 		else
-			n=$(node_of_phys $((0x$a - 0x$linear)))
-			[ "$n" -ge 0 ] || continue
+			phys=$((0x$a - 0x$linear))
+		fi
+		n=${BLOCK_NODE[$((phys / BLOCK_BYTES))]:--1}
+		[ "$n" -ge 0 ] || continue
+		if [ "$kind" = P ]; then
+			pl=$((pl + 1))
+			[ "$n" = "${CPU_NODE[$cpu]}" ] || pr=$((pr + 1))
+		else
 			sl=$((sl + 1))
-			[ "$n" = "$(node_of_cpu "$cpu")" ] || sr=$((sr + 1))
+			[ "$n" = "${CPU_NODE[$cpu]}" ] || sr=$((sr + 1))
 		fi
 	done < <(awk '
 		{ cpu = ""; for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\]$/) { cpu = substr($i, 2, length($i) - 2); break } }
