@@ -19,17 +19,17 @@
 # With two NUMA nodes or more (the x86 VMs have two; else SKIP, saying
 # so), the workload pinned to a CPU of node 1 ("numa NODE CPU"), its
 # memory bound to node 0, then to node 1, makes RESIZES x 2 large kmallocs
-# and writes PIPE_PAGES pages to a pipe, traced by --stat (BPF maps),
-# --stat --stat-stream and --stat --page (slab allocations under
-# --min-size 10000: the rings only; other slab objects come from whatever
-# slab the CPU holds) and, as the reference, by text (-e kmalloc,page):
-# the node of each page frame and of each ring's address (less the linear
-# map) from /sys/devices/system/node.
-#   numa.served_slab   both --stat instances and -i --stat of a fifth
-#                   instance's recording (-o --min-size 10000) print "R/L"
-#                   for the slab
-#                   allocations served from another node than their CPU's:
-#                   L the rings of the text, R those on another node
+# and writes PIPE_PAGES pages to a pipe, traced by --stat (BPF maps) and
+# --stat --page (slab allocations under --min-size 10000: the rings only;
+# other slab objects come from whatever slab the CPU holds), recorded
+# (-o --min-size 10000) and, as the reference, traced by text (-e
+# kmalloc,page): the node of each page frame and of each ring's address
+# (less the linear map) from /sys/devices/system/node.
+#   numa.served_slab   the --stat instance and -i --stat of the recording
+#                   (the streamed count, as --stat-stream makes it) print
+#                   "R/L" for the slab allocations served from another
+#                   node than their CPU's: L the rings of the text, R
+#                   those on another node
 #   numa.served_pages  --stat --page prints "R/L" for pages: L the text's
 #                   page allocations, R those on another node than the
 #                   CPU they were allocated on
@@ -173,25 +173,23 @@ expected() {
 }
 
 # bound NAME NODE: the workload on cpu1 bound to NODE under the four
-# instances; sets SLAB_BPF SLAB_STREAM PAGES ("R L" each) and EXPECT.
+# instances; sets SLAB_BPF SLAB_REPLAY PAGES ("R L" each) and EXPECT.
 bound() {
 	local name=$1 node=$2 linear
 	start_traced "w$name" "b$name" --stat -v --min-size 10000 -- numa "$node" "$cpu1" + \
 		piperesize "$RESIZES" + pipe "$PIPE_PAGES"
-	if ! ks_start "s$name" --stat --stat-stream --min-size 10000 -p "$PID" ||
-		! ks_start "p$name" --stat --page -p "$PID" ||
+	if ! ks_start "p$name" --stat --page -p "$PID" ||
 		! ks_start "t$name" -e kmalloc,page -p "$PID" ||
 		! ks_start "o$name" -o "$WORK/rec$name" --min-size 10000 -p "$PID"; then
-		fail "numa.$name" "an instance did not start: $(ks_start_fail_why "s$name") $(ks_start_fail_why "p$name") $(ks_start_fail_why "t$name")"
+		fail "numa.$name" "an instance did not start: $(ks_start_fail_why "p$name") $(ks_start_fail_why "t$name")"
 		wl_kill "w$name"
 		return 1
 	fi
 	wl_run "w$name" || fail "numa.$name.workload" "the workload failed (status ${WL_RC[w$name]})" "$WORK/w$name.werr"
-	for i in b s p t o; do
+	for i in b p t o; do
 		ks_stop "$i$name"
 	done
 	SLAB_BPF=$(served "$(ks_out "b$name")" "$SLAB_LINE")
-	SLAB_STREAM=$(served "$(ks_out "s$name")" "$SLAB_LINE")
 	PAGES=$(served "$(ks_out "p$name")" "$PAGE_LINE")
 	"$KMEMSNOOP" -i "$WORK/rec$name" --stat >"$WORK/replay$name" 2>&1
 	SLAB_REPLAY=$(served "$WORK/replay$name" "$SLAB_LINE")
@@ -204,9 +202,9 @@ bound() {
 check_run() {
 	local name=$1
 	set -- $EXPECT
-	[ "$SLAB_BPF" = "$1 $2" ] && [ "$SLAB_STREAM" = "$1 $2" ] && [ "$SLAB_REPLAY" = "$1 $2" ] &&
+	[ "$SLAB_BPF" = "$1 $2" ] && [ "$SLAB_REPLAY" = "$1 $2" ] &&
 		[ "$2" -ge $((RESIZES * 2)) ]
-	check $? "numa.served_slab.$name" "served elsewhere / located: BPF maps '$SLAB_BPF', streamed '$SLAB_STREAM', -i of -o '$SLAB_REPLAY'; the text's rings: '$1 $2' (at least $((RESIZES * 2)) rings)"
+	check $? "numa.served_slab.$name" "served elsewhere / located: BPF maps '$SLAB_BPF', streamed (-i --stat of -o) '$SLAB_REPLAY'; the text's rings: '$1 $2' (at least $((RESIZES * 2)) rings)"
 	[ "$PAGES" = "$3 $4" ] && [ "$4" -ge $((RESIZES * 2 + PIPE_PAGES)) ]
 	check $? "numa.served_pages.$name" "pages served elsewhere / located: '$PAGES'; the text's: '$3 $4' (at least $((RESIZES * 2 + PIPE_PAGES)) pages)"
 }
