@@ -20,7 +20,7 @@
  * a large kmalloc's size (large_recs); a large kmalloc in the same task
  * whose size is that page's takes the page's counts back and is counted
  * itself; a second kmalloc of the same pointer from another site moves
- * the first one's counts to it.  So only large kmallocs and pages of their
+ * the first one's counts to it, on whichever CPU it comes (large_firsts).  So only large kmallocs and pages of their
  * orders pay anything.  Then:
  *
  *   --allocinfo  the page's entry stays in the pointer table with 0 bytes,
@@ -84,6 +84,17 @@ struct {
 	__type(key, __u32);
 	__type(value, struct large_rec);
 } large_recs SEC(".maps");
+
+/* The first traces of large kmallocs, by pointer, for a second trace that
+ * comes on another CPU: the task was moved between the two (a preemptible
+ * kernel, 7.x).  Only a kmalloc that took back no page of its own looks
+ * here, and LRU lets kernels that trace once push their entries out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64);
+	__type(value, struct large_rec);
+} large_firsts SEC(".maps");
 
 /* --hist: the pages of large kmallocs whose allocation it took back, so
  * that their frees are not counted either.  Full: a page's allocation is
@@ -149,6 +160,13 @@ static __always_inline void large_uncount_first(struct large_rec *r, bool atomic
 		hist_undo(KMT_TYPE_KMALLOC, r->call_site, req, bytes, r->hist_level);
 }
 
+/* This kmalloc of ptr is the kernel's second trace of the one r counted. */
+static __always_inline bool large_is_second(__u64 *ctx, const struct large_rec *r, __u64 ptr)
+{
+	return r->state == LARGE_KMALLOC && r->ptr == ptr && r->call_site != ARG(ctx, 0) &&
+	       bpf_ktime_get_ns() - r->ts < LARGE_SECOND_WITHIN_NS;
+}
+
 /*
  * Before a successful kmalloc of more than large_kmalloc_over bytes that
  * passed the filters is counted: takes back the page it was served from,
@@ -161,20 +179,28 @@ static __always_inline struct large_rec *large_kmalloc_before(__u64 *ctx, bool a
 {
 	__u64 bytes = ARG(ctx, 3);
 	struct large_rec *r = large_rec_here();
+	struct large_rec *first;
 
 	*second = false;
 	if (!r)
 		return r;
 	r->matched = false;
-	if (r->pid_tgid != pid_tgid)
-		return r;
-	*second = r->state == LARGE_KMALLOC && r->ptr == ptr && r->call_site != ARG(ctx, 0) &&
-		  bpf_ktime_get_ns() - r->ts < LARGE_SECOND_WITHIN_NS;
-	if (*second) {
-		large_uncount_first(r, atomic_fetch, ptr, req, bytes);
-	} else if (r->state == LARGE_PAGE && bytes == (__u64)page_size << (r->order & 31)) {
-		large_uncount_page(r, atomic_fetch, bytes);
-		r->matched = true;
+	if (r->pid_tgid == pid_tgid) {
+		*second = large_is_second(ctx, r, ptr);
+		if (*second) {
+			large_uncount_first(r, atomic_fetch, ptr, req, bytes);
+			return r;
+		}
+		if (r->state == LARGE_PAGE && bytes == (__u64)page_size << (r->order & 31)) {
+			large_uncount_page(r, atomic_fetch, bytes);
+			r->matched = true;
+			return r;
+		}
+	}
+	first = bpf_map_lookup_elem(&large_firsts, &ptr);
+	if (first && first->pid_tgid == pid_tgid && large_is_second(ctx, first, ptr)) {
+		*second = true;
+		large_uncount_first(first, atomic_fetch, ptr, req, bytes);
 	}
 	return r;
 }
@@ -200,6 +226,10 @@ static __always_inline void large_kmalloc_after(__u64 *ctx, struct large_rec *r,
 	r->ai_site = ai_site;
 	r->hist_counted = hist_level >= 0;
 	r->hist_level = hist_level;
+	if (r->state == LARGE_KMALLOC)
+		bpf_map_update_elem(&large_firsts, &ptr, r, BPF_ANY);
+	else if (second)
+		bpf_map_delete_elem(&large_firsts, &ptr);
 }
 
 /* A page free: whether it is the page of a large kmalloc whose allocation
