@@ -20,8 +20,8 @@
  * a large kmalloc's size (large_recs); a large kmalloc in the same task
  * whose size is that page's takes the page's counts back and is counted
  * itself; a second kmalloc of the same pointer from another site moves
- * the first one's counts to it, on whichever CPU it comes (large_firsts).  So only large kmallocs and pages of their
- * orders pay anything.  Then:
+ * the first one's counts to it, on whichever CPU it comes (large_firsts).
+ * So only large kmallocs and pages of their orders pay anything.  Then:
  *
  *   --allocinfo  the page's entry stays in the pointer table with 0 bytes,
  *                so that its free counts nothing and is not an untracked
@@ -86,8 +86,8 @@ struct {
 } large_recs SEC(".maps");
 
 /* The first traces of large kmallocs, by pointer, for a second trace that
- * comes on another CPU: the task was moved between the two (a preemptible
- * kernel, 7.x).  Only a kmalloc that took back no page of its own looks
+ * comes on another CPU: the task was moved between the two (seen once in
+ * the 7.2 VM).  Only a kmalloc that took back no page of its own looks
  * here, and LRU lets kernels that trace once push their entries out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
