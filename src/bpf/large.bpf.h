@@ -16,12 +16,13 @@
  * kfree(X) followed by mm_page_free(P, o).
  *
  * The page allocation is counted when it happens: nothing tells yet that
- * a kmalloc follows.  Each CPU remembers its last allocation of a page of
- * a large kmalloc's size (large_recs); a large kmalloc in the same task
- * whose size is that page's takes the page's counts back and is counted
- * itself; a second kmalloc of the same pointer from another site moves
- * the first one's counts to it, on whichever CPU it comes (large_firsts).
- * So only large kmallocs and pages of their orders pay anything.  Then:
+ * a kmalloc follows.  Each task remembers its last allocation of a page
+ * of a large kmalloc's size (large_recs, by task: it may move to another
+ * CPU in between); a large kmalloc in the same task whose size is that
+ * page's takes the page's counts back and is counted itself; a second
+ * kmalloc of the same pointer from another site moves the first one's
+ * counts to it.  So only large kmallocs and pages of their orders pay
+ * anything.  Then:
  *
  *   --allocinfo  the page's entry stays in the pointer table with 0 bytes,
  *                so that its free counts nothing and is not an untracked
@@ -31,11 +32,10 @@
  *
  * The stream (text, -o, JSON) keeps every event, as the kernel's trace.
  *
- * A page allocated on another CPU than its kmalloc (the task moved in
- * between) is not matched: both are counted, as before.  An interrupt
- * that allocates a page of the same order between the two on the same CPU
- * would be taken for it: its counts go to the kmalloc's site, the real
- * page's stay (the totals stay right, their attribution is off).
+ * An interrupt that allocates a page of the same order between the two
+ * (it runs as the task it interrupted) would be taken for it: its counts
+ * go to the kmalloc's site, the real page's stay (the totals stay right,
+ * their attribution is off).
  *
  * #included by kmemsnoop.bpf.c after hist.bpf.h and allocinfo.bpf.h.
  */
@@ -78,23 +78,16 @@ struct large_rec {
 	__u8 hist_level;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct large_rec);
-} large_recs SEC(".maps");
-
-/* The first traces of large kmallocs, by pointer, for a second trace that
- * comes on another CPU: the task was moved between the two (seen once in
- * the 7.2 VM).  Only a kmalloc that took back no page of its own looks
- * here, and LRU lets kernels that trace once push their entries out. */
+/* By task, not by CPU: the task can be moved to another CPU between the
+ * page and its kmalloc, or between the kernel's two traces of it (seen in
+ * the 7.2 VM, whose kernel preempts there).  LRU: a task that ended
+ * leaves its record to be pushed out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 256);
+	__uint(max_entries, 4096);
 	__type(key, __u64);
 	__type(value, struct large_rec);
-} large_firsts SEC(".maps");
+} large_recs SEC(".maps");
 
 /* --hist: the pages of large kmallocs whose allocation it took back, so
  * that their frees are not counted either.  Full: a page's allocation is
@@ -106,11 +99,16 @@ struct {
 	__type(value, __u8);
 } hist_large_pages SEC(".maps");
 
-static __always_inline struct large_rec *large_rec_here(void)
+/* The task's record, made empty when it has none. */
+static __always_inline struct large_rec *large_rec_of(__u64 pid_tgid)
 {
-	__u32 zero = 0;
+	struct large_rec *r = bpf_map_lookup_elem(&large_recs, &pid_tgid);
+	struct large_rec empty = { .pid_tgid = pid_tgid };
 
-	return bpf_map_lookup_elem(&large_recs, &zero);
+	if (r)
+		return r;
+	bpf_map_update_elem(&large_recs, &pid_tgid, &empty, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&large_recs, &pid_tgid);
 }
 
 /* A page allocation that passed the filters and was counted (ai_counted
@@ -118,7 +116,7 @@ static __always_inline struct large_rec *large_rec_here(void)
 static __always_inline void large_note_page(__u64 *ctx, __u64 pid_tgid, __u32 order,
 					    bool ai_counted, __u64 ai_site, int hist_level)
 {
-	struct large_rec *r = large_rec_here();
+	struct large_rec *r = large_rec_of(pid_tgid);
 
 	if (!r)
 		return;
@@ -160,17 +158,10 @@ static __always_inline void large_uncount_first(struct large_rec *r, bool atomic
 		hist_undo(KMT_TYPE_KMALLOC, r->call_site, req, bytes, r->hist_level);
 }
 
-/* This kmalloc of ptr is the kernel's second trace of the one r counted. */
-static __always_inline bool large_is_second(__u64 *ctx, const struct large_rec *r, __u64 ptr)
-{
-	return r->state == LARGE_KMALLOC && r->ptr == ptr && r->call_site != ARG(ctx, 0) &&
-	       bpf_ktime_get_ns() - r->ts < LARGE_SECOND_WITHIN_NS;
-}
-
 /*
  * Before a successful kmalloc of more than large_kmalloc_over bytes that
  * passed the filters is counted: takes back the page it was served from,
- * or the kernel's first trace of it.  Returns this CPU's record, for
+ * or the kernel's first trace of it.  Returns the task's record, for
  * large_kmalloc_after(); *second: this is the kernel's second trace.
  */
 static __always_inline struct large_rec *large_kmalloc_before(__u64 *ctx, bool atomic_fetch,
@@ -178,29 +169,21 @@ static __always_inline struct large_rec *large_kmalloc_before(__u64 *ctx, bool a
 							       __u64 req, bool *second)
 {
 	__u64 bytes = ARG(ctx, 3);
-	struct large_rec *r = large_rec_here();
-	struct large_rec *first;
+	struct large_rec *r = large_rec_of(pid_tgid);
 
 	*second = false;
 	if (!r)
 		return r;
 	r->matched = false;
-	if (r->pid_tgid == pid_tgid) {
-		*second = large_is_second(ctx, r, ptr);
-		if (*second) {
-			large_uncount_first(r, atomic_fetch, ptr, req, bytes);
-			return r;
-		}
-		if (r->state == LARGE_PAGE && bytes == (__u64)page_size << (r->order & 31)) {
-			large_uncount_page(r, atomic_fetch, bytes);
-			r->matched = true;
-			return r;
-		}
-	}
-	first = bpf_map_lookup_elem(&large_firsts, &ptr);
-	if (first && first->pid_tgid == pid_tgid && large_is_second(ctx, first, ptr)) {
-		*second = true;
-		large_uncount_first(first, atomic_fetch, ptr, req, bytes);
+	if (r->pid_tgid != pid_tgid)
+		return r;
+	*second = r->state == LARGE_KMALLOC && r->ptr == ptr && r->call_site != ARG(ctx, 0) &&
+		  bpf_ktime_get_ns() - r->ts < LARGE_SECOND_WITHIN_NS;
+	if (*second) {
+		large_uncount_first(r, atomic_fetch, ptr, req, bytes);
+	} else if (r->state == LARGE_PAGE && bytes == (__u64)page_size << (r->order & 31)) {
+		large_uncount_page(r, atomic_fetch, bytes);
+		r->matched = true;
 	}
 	return r;
 }
@@ -226,10 +209,6 @@ static __always_inline void large_kmalloc_after(__u64 *ctx, struct large_rec *r,
 	r->ai_site = ai_site;
 	r->hist_counted = hist_level >= 0;
 	r->hist_level = hist_level;
-	if (r->state == LARGE_KMALLOC)
-		bpf_map_update_elem(&large_firsts, &ptr, r, BPF_ANY);
-	else if (second)
-		bpf_map_delete_elem(&large_firsts, &ptr);
 }
 
 /* A page free: whether it is the page of a large kmalloc whose allocation
