@@ -99,16 +99,18 @@ struct {
 	__type(value, __u8);
 } hist_large_pages SEC(".maps");
 
-/* The task's record, made empty when it has none. */
+/* The task's record, made empty when it has none.  Every CPU's idle task
+ * is pid 0: its interrupts' records are the CPU's. */
 static __always_inline struct large_rec *large_rec_of(__u64 pid_tgid)
 {
-	struct large_rec *r = bpf_map_lookup_elem(&large_recs, &pid_tgid);
+	__u64 key = pid_tgid ? pid_tgid : ~0ULL - bpf_get_smp_processor_id();
+	struct large_rec *r = bpf_map_lookup_elem(&large_recs, &key);
 	struct large_rec empty = { .pid_tgid = pid_tgid };
 
 	if (r)
 		return r;
-	bpf_map_update_elem(&large_recs, &pid_tgid, &empty, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&large_recs, &pid_tgid);
+	bpf_map_update_elem(&large_recs, &key, &empty, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&large_recs, &key);
 }
 
 /* A page allocation that passed the filters and was counted (ai_counted
