@@ -79,9 +79,9 @@ struct large_rec {
 };
 
 /* By task, not by CPU: the task can be moved to another CPU between the
- * page and its kmalloc, or between the kernel's two traces of it (seen in
- * the 7.2 VM, whose kernel preempts there).  LRU: a task that ended
- * leaves its record to be pushed out. */
+ * page and its kmalloc, or between the kernel's two traces of it (both
+ * seen in the 7.2 VM).  LRU: a task that ended leaves its record to be
+ * pushed out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
