@@ -409,7 +409,6 @@ static bool drop_functions(struct session *s)
 static void calibrate_pages(struct session *s)
 {
 	char why[256];
-
 	struct pfn_calib *c;
 
 	if (!s->wants.pfns && !s->wants.linear_map)
