@@ -51,8 +51,8 @@ struct allocinfo {
 
 static int describe(void *ctx, __u64 key, struct ai_site_text *text);
 
-struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, char *err,
-				size_t err_size)
+struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics,
+				struct ksyms *ksyms, char *err, size_t err_size)
 {
 	struct allocinfo *ai = calloc(1, sizeof(*ai));
 	struct aitable_config cfg = {
@@ -67,13 +67,21 @@ struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, 
 	ai->env = env;
 	ai->ncpus = ncpus;
 	ai->atomics = atomics;
-	ai->tags = alloctag_new(env->vmlinux, env->verbose, err, err_size);
+	ai->tags = alloctag_new(env->vmlinux, ksyms, env->verbose, err, err_size);
 	/* =total traces no frees: nothing is known to be in use. */
 	if (!ai->tags || (env->pprof && !(ai->pprof = pprof_new(!env->ai_total, err, err_size)))) {
 		allocinfo_free(ai);
 		return NULL;
 	}
 	return ai;
+}
+
+void allocinfo_use_symbols(struct allocinfo *ai, struct ksyms *ksyms)
+{
+	if (!ksyms_count(ksyms))
+		return;
+	alloctag_use_symbols(ai->tags, ksyms);
+	ai->symbols_fresh = true;
 }
 
 void allocinfo_free(struct allocinfo *ai)
@@ -506,7 +514,8 @@ static struct mode *allocinfo_create(struct session *s)
 		session_fail(s, "out of memory");
 		return NULL;
 	}
-	am->ai = allocinfo_new(s->env, s->ncpus, s->kf.atomic_fetch, s->err, sizeof(s->err));
+	am->ai = allocinfo_new(s->env, s->ncpus, s->kf.atomic_fetch, session_ksyms(s), s->err,
+			       sizeof(s->err));
 	if (!am->ai) {
 		free(am);
 		return NULL;
@@ -633,12 +642,18 @@ static void allocinfo_destroy(struct mode *m)
 	free(am);
 }
 
-/* Attached: pages' callers can be learned from their samples. */
+/* Attached: pages' callers can be learned from their samples.  One read
+ * of kallsyms, now that kmemsnoop's own programs (the first frames of
+ * every stack) have symbols, serves the tags and the learning. */
 static int allocinfo_start(struct mode *m)
 {
 	struct allocinfo_mode *am = allocinfo_mode_of(m);
+	struct ksyms *ks = ksyms_load("/proc/kallsyms");
 
-	am->ps = pagesite_start(m->session->skel, m->session->ncpus);
+	allocinfo_use_symbols(am->ai, ks);
+	am->ps = pagesite_start(m->session->skel, m->session->ncpus,
+				ksyms_count(ks) ? ks : session_ksyms(m->session));
+	ksyms_free(ks);
 	return 0;
 }
 

@@ -18,12 +18,16 @@ struct ksyms;
 struct allocinfo;
 
 /*
- * Symbols and debug information; NULL with a one-line reason in err.
+ * Tags from ksyms (kallsyms read before load; a reference is taken) and
+ * debug information; NULL with a one-line reason in err.
  * atomics: the kernel has BPF atomics (the programs loaded keep the
  * pointers in ai_table, else in the ai_ptrs hash).
  */
-struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics, char *err,
-				size_t err_size);
+struct allocinfo *allocinfo_new(const struct env *env, int ncpus, bool atomics,
+				struct ksyms *ksyms, char *err, size_t err_size);
+/* Symbols read after the programs loaded (they name them in stacks);
+ * without this call the first table reads /proc/kallsyms again. */
+void allocinfo_use_symbols(struct allocinfo *ai, struct ksyms *ksyms);
 void allocinfo_free(struct allocinfo *ai);
 
 /* Rodata and map sizes, after the common configuration, before load. */

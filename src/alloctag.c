@@ -13,7 +13,6 @@
 #include "alloctag.h"
 #include "vmcallers.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "ksyms.h"
+#include "names.h"
 
 struct alloctag {
 	struct ksyms *ksyms;
@@ -37,14 +37,17 @@ struct alloctag {
  * kernel names them *_noprof (the ones alloc_hooks() wraps); the prefixes
  * cover older kernels and the allocator's internals.
  */
-static const char *const allocator_prefixes[] = {
-	"kmalloc", "__kmalloc", "kzalloc", "kcalloc", "kvmalloc", "__kvmalloc", "kvzalloc",
-	"kvcalloc", "krealloc", "__do_krealloc", "kmem_cache_alloc", "kmem_cache_zalloc",
-	"slab_alloc", "__slab_alloc", "___slab_alloc", "alloc_pages", "__alloc_pages",
-	"alloc_frozen_pages", "__alloc_frozen_pages", "alloc_page_interleave", "alloc_page_vma",
-	"folio_alloc", "__folio_alloc", "vma_alloc_folio", "get_page_from_freelist",
-	"__get_free_pages", "get_zeroed_page", "rmqueue", "__rmqueue",
-	"pcpu_alloc", "__alloc_percpu", "__alloc_reserved_percpu", "alloc_percpu",
+static const struct name allocator_prefixes[] = {
+	NAME("kmalloc"), NAME("__kmalloc"), NAME("kzalloc"), NAME("kcalloc"), NAME("kvmalloc"),
+	NAME("__kvmalloc"), NAME("kvzalloc"), NAME("kvcalloc"), NAME("krealloc"),
+	NAME("__do_krealloc"), NAME("kmem_cache_alloc"), NAME("kmem_cache_zalloc"),
+	NAME("slab_alloc"), NAME("__slab_alloc"), NAME("___slab_alloc"), NAME("alloc_pages"),
+	NAME("__alloc_pages"), NAME("alloc_frozen_pages"), NAME("__alloc_frozen_pages"),
+	NAME("alloc_page_interleave"), NAME("alloc_page_vma"), NAME("folio_alloc"),
+	NAME("__folio_alloc"), NAME("vma_alloc_folio"), NAME("get_page_from_freelist"),
+	NAME("__get_free_pages"), NAME("get_zeroed_page"), NAME("rmqueue"), NAME("__rmqueue"),
+	NAME("pcpu_alloc"), NAME("__alloc_percpu"), NAME("__alloc_reserved_percpu"),
+	NAME("alloc_percpu"),
 };
 
 /*
@@ -52,25 +55,22 @@ static const char *const allocator_prefixes[] = {
  * and the tracepoints' trace_<event>() where the compiler did not inline
  * them (7.2's trace_kmalloc on arm64).
  */
-static const char *const glue_prefixes[] = {
-	"bpf_", "__bpf_", "___bpf_", "__traceiter_", "trace_event_raw_event_", "perf_trace_",
-	"trace_call_bpf", "trace_kmalloc", "trace_kmem_cache_alloc", "trace_mm_page_alloc",
-	"trace_percpu_alloc_percpu",
+static const struct name glue_prefixes[] = {
+	NAME("bpf_"), NAME("__bpf_"), NAME("___bpf_"), NAME("__traceiter_"),
+	NAME("trace_event_raw_event_"), NAME("perf_trace_"), NAME("trace_call_bpf"),
+	NAME("trace_kmalloc"), NAME("trace_kmem_cache_alloc"), NAME("trace_mm_page_alloc"),
+	NAME("trace_percpu_alloc_percpu"),
 };
 
-static bool has_prefix(const char *s, const char *const *prefixes, size_t n)
+/* A *_noprof function, or a compiler clone of one ("_noprof.isra.0"). */
+static bool is_noprof(const char *func)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strncmp(s, prefixes[i], strlen(prefixes[i])))
+	static const char noprof[] = "_noprof";
+
+	for (const char *p = strstr(func, noprof); p; p = strstr(p + 1, noprof))
+		if (p[sizeof(noprof) - 1] == '\0' || p[sizeof(noprof) - 1] == '.')
 			return true;
 	return false;
-}
-
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
 }
 
 bool alloctag_is_allocator(const char *func)
@@ -78,14 +78,13 @@ bool alloctag_is_allocator(const char *func)
 	if (!func)
 		return false;
 	/* Compiler clones (".isra.0", ".constprop.0") keep their origin's name. */
-	return has_prefix(func, allocator_prefixes,
-			  sizeof(allocator_prefixes) / sizeof(allocator_prefixes[0])) ||
-	       has_suffix(func, "_noprof") || strstr(func, "_noprof.");
+	return names_prefix_of(func, allocator_prefixes, NAMES_COUNT(allocator_prefixes)) ||
+	       is_noprof(func);
 }
 
 bool alloctag_is_glue(const char *func)
 {
-	return func && has_prefix(func, glue_prefixes, sizeof(glue_prefixes) / sizeof(glue_prefixes[0]));
+	return func && names_prefix_of(func, glue_prefixes, NAMES_COUNT(glue_prefixes));
 }
 
 int alloctag_pick_inline(const struct srcline_frame *frames, int n)
@@ -253,21 +252,21 @@ static void search_vmlinux(struct alloctag *t, bool verbose)
 			"function+offset\n", u.release, u.release);
 }
 
-struct alloctag *alloctag_new(const char *vmlinux_path, bool verbose, char *err, size_t err_size)
+struct alloctag *alloctag_new(const char *vmlinux_path, struct ksyms *ksyms, bool verbose,
+			      char *err, size_t err_size)
 {
-	struct alloctag *t = calloc(1, sizeof(*t));
+	struct alloctag *t;
 
+	if (!ksyms_count(ksyms)) {
+		snprintf(err, err_size, "cannot read the kernel's symbols from /proc/kallsyms");
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
-	t->ksyms = ksyms_load("/proc/kallsyms");
-	if (!t->ksyms || !ksyms_count(t->ksyms)) {
-		snprintf(err, err_size, "cannot read the kernel's symbols from /proc/kallsyms%s%s",
-			 t->ksyms ? "" : ": ", t->ksyms ? "" : strerror(errno));
-		alloctag_free(t);
-		return NULL;
-	}
+	t->ksyms = ksyms_get(ksyms);
 	if (vmlinux_path) {
 		if (use_vmlinux(t, vmlinux_path, err, err_size)) {
 			alloctag_free(t);
@@ -292,16 +291,21 @@ void alloctag_free(struct alloctag *t)
 	free(t);
 }
 
+void alloctag_use_symbols(struct alloctag *t, struct ksyms *ksyms)
+{
+	if (!ksyms_count(ksyms))
+		return;
+	ksyms_get(ksyms);
+	ksyms_free(t->ksyms);
+	t->ksyms = ksyms;
+}
+
 void alloctag_refresh(struct alloctag *t)
 {
 	struct ksyms *ks = ksyms_load("/proc/kallsyms");
 
-	if (!ks || !ksyms_count(ks)) {
-		ksyms_free(ks);
-		return;
-	}
-	ksyms_free(t->ksyms);
-	t->ksyms = ks;
+	alloctag_use_symbols(t, ks);
+	ksyms_free(ks);
 }
 
 /* --- lookups ---------------------------------------------------------------- */

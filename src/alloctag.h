@@ -14,19 +14,23 @@
 #include "srcline.h"
 
 struct alloctag;
+struct ksyms;
 
 /*
- * Loads /proc/kallsyms and the kernel's debug information: vmlinux_path,
- * or when NULL the first of the usual places that holds a vmlinux with
- * DWARF and the running kernel's build id (saying on stderr when there is
- * none).  NULL with a one-line reason in err when vmlinux_path cannot be
- * used or kallsyms cannot be read.
+ * Tags from ksyms (the kernel's symbols; a reference is taken) and the
+ * kernel's debug information: vmlinux_path, or when NULL the first of the
+ * usual places that holds a vmlinux with DWARF and the running kernel's
+ * build id (saying on stderr when there is none).  NULL with a one-line
+ * reason in err when vmlinux_path cannot be used or there are no symbols.
  */
-struct alloctag *alloctag_new(const char *vmlinux_path, bool verbose, char *err, size_t err_size);
+struct alloctag *alloctag_new(const char *vmlinux_path, struct ksyms *ksyms, bool verbose,
+			      char *err, size_t err_size);
 void alloctag_free(struct alloctag *t);
 
 /* Reads /proc/kallsyms again: BPF programs loaded since have symbols. */
 void alloctag_refresh(struct alloctag *t);
+/* The same with symbols read since (a reference is taken). */
+void alloctag_use_symbols(struct alloctag *t, struct ksyms *ksyms);
 
 /* The tag of the allocation call that returns to addr (a call site). */
 size_t alloctag_site(struct alloctag *t, unsigned long long addr, char *buf, size_t size);

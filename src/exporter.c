@@ -241,7 +241,8 @@ static struct mode *exporter_create(struct session *s)
 		exporter_free(ex);
 		return NULL;
 	}
-	ex->ai = allocinfo_new(env, s->ncpus, s->kf.atomic_fetch, s->err, sizeof(s->err));
+	ex->ai = allocinfo_new(env, s->ncpus, s->kf.atomic_fetch, session_ksyms(s), s->err,
+			       sizeof(s->err));
 	if (!ex->ai) {
 		close(fd);
 		exporter_free(ex);

@@ -53,6 +53,7 @@ struct ksyms_slot {
 };
 
 struct ksyms {
+	int refs;
 	char *text; /* the file, cut into names and module names */
 	struct ksym_ent *ents;
 	size_t count;
@@ -300,6 +301,7 @@ struct ksyms *ksyms_load(const char *path)
 
 	if (!ks)
 		return NULL;
+	ks->refs = 1;
 	ks->text = read_all(path, &len);
 	if (!ks->text)
 		goto fail;
@@ -321,9 +323,17 @@ fail:
 	}
 }
 
+struct ksyms *ksyms_get(struct ksyms *ks)
+{
+	/* Atomic: --allocinfo's learning thread drops its own. */
+	if (ks)
+		__atomic_add_fetch(&ks->refs, 1, __ATOMIC_RELAXED);
+	return ks;
+}
+
 void ksyms_free(struct ksyms *ks)
 {
-	if (!ks)
+	if (!ks || __atomic_sub_fetch(&ks->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	free(ks->ents);
 	free(ks->text);

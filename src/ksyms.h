@@ -24,6 +24,9 @@ struct ksym {
  * may be empty: check ksyms_count().  NULL with errno set on failure.
  */
 struct ksyms *ksyms_load(const char *path);
+/* Symbols shared by their readers (reading /proc/kallsyms is most of a
+ * start): ksyms_get() takes a reference, ksyms_free() drops one. */
+struct ksyms *ksyms_get(struct ksyms *ks);
 void ksyms_free(struct ksyms *ks);
 size_t ksyms_count(const struct ksyms *ks);
 

@@ -423,7 +423,7 @@ static void *learning(void *arg)
 	return NULL;
 }
 
-struct pagesite *pagesite_start(struct kmemsnoop_bpf *skel, int ncpus)
+struct pagesite *pagesite_start(struct kmemsnoop_bpf *skel, int ncpus, struct ksyms *ksyms)
 {
 	struct pagesite *ps;
 
@@ -437,7 +437,7 @@ struct pagesite *pagesite_start(struct kmemsnoop_bpf *skel, int ncpus)
 	ps->words = 16; /* grows with the callers learned */
 	skel->bss->ps_words = ps->words;
 	/* Read after load: the BPF programs, which are machinery, are named. */
-	ps->ks = ksyms_load("/proc/kallsyms");
+	ps->ks = ksyms_count(ksyms) ? ksyms_get(ksyms) : NULL;
 	ps->l = ps_learner_new(name_of, ps);
 	ps->agreed = calloc(PS_TABLE, sizeof(*ps->agreed));
 	if (ps->l) {

@@ -19,9 +19,10 @@ void pagesite_configure(struct kmemsnoop_bpf *skel, bool on);
 
 struct pagesite;
 
-/* After load: starts learning; NULL when off (or out of memory: the pages
- * are then keyed by their stacks, as when off). */
-struct pagesite *pagesite_start(struct kmemsnoop_bpf *skel, int ncpus);
+/* After load: starts learning, naming frames from ksyms (read after load;
+ * a reference is taken); NULL when off (or out of memory or without
+ * symbols: the pages are then keyed by their stacks, as when off). */
+struct pagesite *pagesite_start(struct kmemsnoop_bpf *skel, int ncpus, struct ksyms *ksyms);
 /* Stops learning; with verbose, says on stderr what the frames did. */
 void pagesite_stop(struct pagesite *ps, bool verbose);
 

@@ -2,20 +2,24 @@
 /* The vmalloc API's text: see vmcallers.h. */
 #include <string.h>
 
+#include "names.h"
 #include "vmcallers.h"
 
 /* Names without the _noprof of 6.10+ and compiler clone suffixes. */
-static const char *const api[] = {
+static const struct name api[] = {
 	/* allocation */
-	"vmalloc", "vzalloc", "__vmalloc", "vmalloc_user", "vmalloc_32", "vmalloc_32_user",
-	"vmalloc_node", "vzalloc_node", "vmalloc_huge", "vmalloc_huge_node", "__vmalloc_node",
-	"__vmalloc_node_range", "__vmalloc_area_node", "vm_area_alloc_pages", "__vmalloc_array",
-	"vmalloc_array", "kvmalloc_node", "__kvmalloc_node", "kvrealloc", "kvrealloc_node_align",
-	"__get_vm_area_node", "__get_vm_area_caller", "get_vm_area", "get_vm_area_caller",
-	"alloc_vmap_area",
+	NAME("vmalloc"), NAME("vzalloc"), NAME("__vmalloc"), NAME("vmalloc_user"),
+	NAME("vmalloc_32"), NAME("vmalloc_32_user"), NAME("vmalloc_node"), NAME("vzalloc_node"),
+	NAME("vmalloc_huge"), NAME("vmalloc_huge_node"), NAME("__vmalloc_node"),
+	NAME("__vmalloc_node_range"), NAME("__vmalloc_area_node"), NAME("vm_area_alloc_pages"),
+	NAME("__vmalloc_array"), NAME("vmalloc_array"), NAME("kvmalloc_node"),
+	NAME("__kvmalloc_node"), NAME("kvrealloc"), NAME("kvrealloc_node_align"),
+	NAME("__get_vm_area_node"), NAME("__get_vm_area_caller"), NAME("get_vm_area"),
+	NAME("get_vm_area_caller"), NAME("alloc_vmap_area"),
 	/* free */
-	"vfree", "vfree_atomic", "__vfree", "__vfree_deferred", "__vunmap", "kvfree",
-	"kvfree_sensitive", "remove_vm_area", "free_vmap_area_noflush",
+	NAME("vfree"), NAME("vfree_atomic"), NAME("__vfree"), NAME("__vfree_deferred"),
+	NAME("__vunmap"), NAME("kvfree"), NAME("kvfree_sensitive"), NAME("remove_vm_area"),
+	NAME("free_vmap_area_noflush"),
 };
 
 bool vmcallers_is_api(const char *name)
@@ -26,8 +30,5 @@ bool vmcallers_is_api(const char *name)
 	if (n > sizeof(noprof) - 1 && !strncmp(name + n - (sizeof(noprof) - 1), noprof,
 					       sizeof(noprof) - 1))
 		n -= sizeof(noprof) - 1;
-	for (size_t i = 0; i < sizeof(api) / sizeof(api[0]); i++)
-		if (strlen(api[i]) == n && !strncmp(name, api[i], n))
-			return true;
-	return false;
+	return names_equal(name, n, api, NAMES_COUNT(api));
 }

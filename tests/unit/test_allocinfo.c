@@ -7,6 +7,7 @@
 #include "aitable.h"
 #include "alloctag.h"
 #include "unit.h"
+#include "vmcallers.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -88,11 +89,12 @@ static void test_names(struct unit *u)
 		"__alloc_pages", "__alloc_frozen_pages_noprof", "alloc_pages_mpol",
 		"vma_alloc_folio_noprof", "folio_alloc", "get_page_from_freelist",
 		"__kmalloc_node_track_caller_noprof", "kvmalloc_node_noprof.constprop.0",
+		"a_noprof_b_noprof", "kfree_noprof",
 	};
 	static const char *const callers[] = {
 		"load_msg", "alloc_slab_page", "pipe_write", "anon_pipe_write", "do_anonymous_page",
 		"pte_alloc_one", "alloc_empty_file", "noprofile", "getname_flags.part.0",
-		"trace_array_create",
+		"trace_array_create", "x_noprofile", "y_noprof_z",
 	};
 	static const char *const glue[] = {
 		"bpf_prog_2902cabeaa91e9d5_tp_kmalloc", "bpf_trace_run4", "__bpf_trace_kmalloc",
@@ -111,6 +113,15 @@ static void test_names(struct unit *u)
 		if (!alloctag_is_glue(glue[i]))
 			unit_fail(&c, __FILE__, __LINE__, "%s is tracing machinery", glue[i]);
 	CHECK(&c, !alloctag_is_allocator(NULL) && !alloctag_is_glue(NULL));
+	unit_end(&c);
+
+	unit_begin(&c, u, "allocinfo.vmalloc_api_names");
+	CHECK(&c, vmcallers_is_api("vmalloc") && vmcallers_is_api("__vmalloc_node_range_noprof"));
+	CHECK(&c, vmcallers_is_api("vfree.part.0") && vmcallers_is_api("kvmalloc_node_noprof.cold"));
+	CHECK(&c, vmcallers_is_api("free_vmap_area_noflush") && vmcallers_is_api("vfree_atomic"));
+	CHECK(&c, !vmcallers_is_api("vmalloc_to_page") && !vmcallers_is_api("vmallo"));
+	CHECK(&c, !vmcallers_is_api("vmap") && !vmcallers_is_api("_noprof"));
+	CHECK(&c, !vmcallers_is_api("vfree_noprofx") && !vmcallers_is_api(""));
 	unit_end(&c);
 
 	unit_begin(&c, u, "allocinfo.pick_inline");
