@@ -7,6 +7,8 @@
 # ext4 image on a loop device, where the cpu files are written with
 # O_DIRECT (binout.c).  What was written before the disk filled must still
 # read back: the cpu files end with a whole record.
+#
+# vmtest: host only: writing -o files is user space.
 . "$(dirname "$0")/../lib.sh"
 
 FS_KINDS=(tmpfs ext4)

@@ -25,6 +25,8 @@
 #                        kmemsnoop_cgroup_allocations_total{cgroup="/DIR"},
 #                        which counts (at least) them, and there are still
 #                        at most 3 series and "other"
+#
+# vmtest: host only: HTTP and Prometheus are user space, and not in the VMs.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200

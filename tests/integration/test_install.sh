@@ -31,6 +31,8 @@
 #                           sites named, as an unprivileged user with only the
 #                           unit's capabilities (root)
 #   install.uninstall       make uninstall leaves no file behind
+#
+# vmtest: host only: make install needs the source tree and make.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(install.files install.prefix install.man_render install.man_version install.man_options

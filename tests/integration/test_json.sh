@@ -24,6 +24,8 @@
 #                   table has at least PAGES order-0 allocations, its cells
 #                   add up to the page allocations counted, and its callers
 #                   rows have PAGES hits under the pipe's write function
+#
+# vmtest: host only: JSON is the text modes' events printed otherwise.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200

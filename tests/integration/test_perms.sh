@@ -11,6 +11,8 @@
 # user, or a symbolic link, is refused (exit 1, one line, nothing written
 # into it); an existing private directory is used, and the files in it
 # that were looser become 0600.
+#
+# vmtest: host only: the recording's file modes are user space.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(perms.record perms.dir_mode perms.file_modes perms.unprivileged_list

@@ -9,6 +9,8 @@
 # messages leaves 30 allocated and none in use.  Also --stacks (load_msg
 # among the frames), =total (alloc_* only), the file's mode (0600: kernel
 # addresses), a file that cannot be written, and bad usage.
+#
+# vmtest: host only: the profile file is user space, and go is not in the VMs.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200
