@@ -24,6 +24,9 @@
 # A count short by at most the events the kernel did not hand to
 # kmemsnoop's programs (BPF recursion misses) is a SKIP, not a FAIL; a line
 # under the wrong comm is always a FAIL.
+#
+# vmtest: matrix ends only: task names come from the sched and task_rename
+#   tracepoints, alike on every kernel.
 . "$(dirname "$0")/../lib.sh"
 
 COUNT=100

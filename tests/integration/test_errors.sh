@@ -6,7 +6,8 @@
 # -i on damaged directories fails cleanly (no crash, no hang); -d ends the
 # trace by itself with a summary; SIGTERM ends it cleanly.
 #
-# vmtest: host only: option parsing, -i on damaged files and signals are user space.
+# vmtest: host only: option parsing, -i on damaged files and signals are user
+#   space.
 . "$(dirname "$0")/../lib.sh"
 
 USAGE_CASES=(

@@ -31,6 +31,9 @@
 #                         one "kmemsnoop: " line naming the limit, no signal
 #                         death.
 #   faults.memcg.generous a limit with room for the rings lets it run.
+#
+# vmtest: matrix ends only: kills and memory limits: 5.10 (memlock) and the
+#   newest (memcg) are the two cases.
 . "$(dirname "$0")/../lib.sh"
 
 SIGKILL_MODES=(text output hist allocinfo stat listen)

@@ -6,6 +6,9 @@
 # filters trace the same workload at the same time; each must show what
 # its filter lets through (the workload's known allocations) and nothing
 # else.
+#
+# vmtest: matrix ends only: the filters are the same BPF code in the raw_tp
+#   programs (5.10) and the tp_btf ones (newest).
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(filters.e_kmalloc filters.e_cache filters.e_page filters.e_kmalloc_page

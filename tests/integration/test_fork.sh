@@ -7,6 +7,9 @@
 # and exits.  The kernel's own view (a tracefs instance following the same
 # pid and its forks with set_event_pid + event-fork) must agree on the
 # number of events of each kind per task.
+#
+# vmtest: matrix ends only: following children uses sched_process_fork, alike
+#   on every kernel.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(fork.clean_stop fork.child_msgs fork.child_frees fork.parent_msgs fork.tasks fork.oracle_counts)

@@ -17,7 +17,8 @@
 #               and kmemsnoop's closing line show);
 #   ctrl_c      a second run ended by Ctrl-C: status 0, screen restored.
 #
-# vmtest: host only: the terminal view draws what --hist reads (test_hist runs in the VMs).
+# vmtest: host only: the terminal view draws what --hist reads (test_hist runs
+#   in the VMs).
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(live.screen live.resize live.too_small live.quit live.restored live.ctrl_c)

@@ -28,6 +28,9 @@
 # A count may fall short by no more than the events that instance's
 # programs missed (an allocation while the same program ran on that CPU:
 # in the TCG VMs, with 7.x's preemptible tracepoints, tens of them).
+#
+# vmtest: matrix ends only: CPUs going offline are handled by user space the
+#   same way everywhere.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(hotplug.online hotplug.stream hotplug.hist hotplug.output hotplug.allocinfo)

@@ -12,6 +12,9 @@
 #   both.allocinfo  A's table is C's, with load_msg at COUNT x class bytes
 #   both.one_table  without INTERVAL, the table comes once, at the end
 #   both.interval   with INTERVAL, a histogram block and a table each time
+#
+# vmtest: matrix ends only: modes together are user space over programs the
+#   other tests load.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200

@@ -7,6 +7,9 @@
 # files all along.  A tracefs instance filtered on the noise pids proves
 # that they did allocate during the window (otherwise the test would prove
 # nothing).
+#
+# vmtest: matrix ends only: the -p filter is the same BPF code in the raw_tp
+#   and tp_btf programs.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(pfilter.clean_stop pfilter.only_pid pfilter.no_noise pfilter.own_events pfilter.noise_active)

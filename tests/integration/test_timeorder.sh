@@ -17,6 +17,9 @@
 #   timeorder.text_clean   exit 0, nothing lost, no line out of order said
 #                          on stderr
 #   timeorder.json_*       the same with --json
+#
+# vmtest: matrix ends only: merging the CPUs' rings by time is user space over
+#   the same records everywhere.
 . "$(dirname "$0")/../lib.sh"
 
 PP_SIZE=200
