@@ -266,6 +266,28 @@ nap() {
 	return 0
 }
 
+# file_has FILE ERE: a line of FILE matches ERE.  file_says FILE TEXT:
+# FILE contains TEXT.  Both without a process: the polling loops ask many
+# times a second, and in the VMs (emulated) a forked grep costs some 15 ms
+# of the guest's CPU, taken from the kmemsnoop or workload waited for.
+# file_has reads line by line (for small files); file_says reads the file
+# at once (kmemsnoop's stderr, long under -v).
+file_has() {
+	local line
+	[ -r "$1" ] || return 1
+	while IFS= read -r line || [ -n "$line" ]; do
+		[[ $line =~ $2 ]] && return 0
+	done <"$1"
+	return 1
+}
+
+file_says() {
+	local all=
+	[ -r "$1" ] || return 1
+	IFS= read -r -d '' all <"$1"
+	[[ $all == *"$2"* ]]
+}
+
 # proc_state_into VAR PID: VAR = the state letter of PID ("" when gone),
 # without a process.  proc_state PID: the same, printed.
 proc_state_into() {
@@ -398,14 +420,16 @@ ks_start() {
 	local id=$1 end args
 	shift
 	mapfile -t args < <(ks_with_classes "$@")
+	# Emptied here, not only by the child's redirection, which may come
+	# after the first look for "Tracing": an ID used again must not be
+	# found tracing by its previous run's line.
+	: >"$WORK/$id.err"
 	"$KMEMSNOOP" "${args[@]}" >"${KS_STDOUT:-$WORK/$id.out}" 2>"$WORK/$id.err" </dev/null &
 	KS_PID[$id]=$!
 	KS_RC[$id]=
 	end=$((SECONDS + KS_START_TIMEOUT))
 	while :; do
-		if grep -q Tracing "$WORK/$id.err" 2>/dev/null; then
-			return 0
-		fi
+		file_says "$WORK/$id.err" Tracing && return 0
 		local st
 		proc_state_into st "${KS_PID[$id]}"
 		if [ -z "$st" ] || [ "$st" = Z ]; then
@@ -594,13 +618,14 @@ wl_start() {
 	# before we write (we hold a writer).
 	exec {fd}<>"$fifo"
 	WL_FD[$id]=$fd
+	: >"$WORK/$id.wout" # as in ks_start: not a previous run's "pid" line
 	"$WORKLOAD" --wait "$@" <"$fifo" >"$WORK/$id.wout" 2>"$WORK/$id.werr" {fd}>&- &
 	WL_BG[$id]=$!
 	WL_PID[$id]=
 	WL_RC[$id]=
 	end=$((SECONDS + 10))
 	while [ $SECONDS -lt $end ]; do
-		if grep -q '^pid ' "$WORK/$id.wout" 2>/dev/null; then
+		if file_has "$WORK/$id.wout" '^pid '; then
 			WL_PID[$id]=$(awk '$1 == "pid" { print $2; exit }' "$WORK/$id.wout")
 			return 0
 		fi
@@ -1068,11 +1093,11 @@ first_lines() {
 	head -n "$1" | tr '\n\t' '| ' | sed 's/|$//'
 }
 
-# wait_for FILE PATTERN SECONDS: until a line of FILE matches PATTERN
-# (status 1 when SECONDS pass first).
+# wait_for FILE ERE SECONDS: until a line of FILE (a small one: file_has)
+# matches ERE (status 1 when SECONDS pass first).
 wait_for() {
 	local end=$((SECONDS + $3))
-	while ! grep -q "$2" "$1" 2>/dev/null; do
+	while ! file_has "$1" "$2"; do
 		[ $SECONDS -ge $end ] && return 1
 		nap 0.05
 	done

@@ -127,7 +127,7 @@ elif hold a -e cache --allocinfo 0.3; then
 	while [ $SECONDS -lt $end ]; do
 		got=$(ai_table "$out" "$(ai_ntables "$out")" | ai_func_sum "$SITE")
 		[ "$got" = "0 0" ] && break
-		sleep 0.3
+		nap 0.3
 	done
 	[ "$held" != none ] && [ "$got" = "0 0" ]
 	check $? bulk.allocinfo "$SITE's line: while held '$held' (want a line), after the close '$got' (want '0 0')" "$out"
@@ -170,7 +170,7 @@ elif wl_hold u "semundo-rm $UNDO" -e kmalloc --allocinfo 0.3; then
 	while [ -n "$want" ] && [ $SECONDS -lt $end ]; do
 		got=$(ai_table "$out" "$(ai_ntables "$out")" | ai_func_sum "$func")
 		[ "$got" = "$want" ] && break
-		sleep 0.3
+		nap 0.3
 	done
 	ks_stop us
 	wl_go wu

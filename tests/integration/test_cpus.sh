@@ -178,13 +178,7 @@ else
 fi
 
 # --- --allocinfo, while the messages are held ---------------------------------------
-wait_held() {
-	local end=$((SECONDS + 60))
-	until grep -qx held "$WORK/$1.wout" 2>/dev/null; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
+wait_held() { wait_for "$WORK/$1.wout" '^held$' 60; }
 CLASS=$(kmalloc_class $((48 + SIZE)))
 if wl_start wa msg-hold "$SIZE" "$COUNT" && ks_start a --allocinfo -e kmalloc -p "${WL_PID[wa]}"; then
 	map_memory allocinfo "${KS_PID[a]}" $(((1 << 20) * 64 + 12288 * 16 * NCPUS + AI_SLACK))

@@ -63,7 +63,7 @@ wait_held() {
 	local end=$((SECONDS + 120))
 	until [ "$(grep -cx held "$WORK/$1.wout" 2>/dev/null)" -ge "$2" ]; do
 		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
+		nap 0.05
 	done
 }
 

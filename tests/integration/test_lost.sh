@@ -32,7 +32,7 @@ mkfifo "$WORK/stall"
 # The reader opens the FIFO at once (so kmemsnoop's open does not block)
 # and reads only once $WORK/drain exists.
 {
-	while [ ! -e "$WORK/drain" ]; do sleep 0.05; done
+	while [ ! -e "$WORK/drain" ]; do nap 0.05; done
 	cat
 } <"$WORK/stall" >"$WORK/k.out" &
 READER=$!

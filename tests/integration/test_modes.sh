@@ -53,13 +53,7 @@ msg_line() {
 	END { if (n) print b, c; else print "none" }'
 }
 
-wait_held() {
-	local end=$((SECONDS + 20))
-	until grep -q '^held$' "$WORK/$1.wout" 2>/dev/null; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
+wait_held() { wait_for "$WORK/$1.wout" '^held$' 20; }
 
 # Events BPF skipped make two instances differ by what each missed.
 misses_note() {

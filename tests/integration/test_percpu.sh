@@ -106,7 +106,7 @@ out=$(ks_out k)
 end=$((SECONDS + 20))
 while [ $SECONDS -lt $end ]; do
 	[ "$(workload_events "$out" "$PID" | grep -c '^percpu_free_percpu: ')" -ge "$ENTRIES" ] && break
-	sleep 0.1
+	nap 0.1
 done
 oracle_stop o
 ost=$?
@@ -249,7 +249,7 @@ if wl_traced a "percpu-map-hold $ENTRIES $SIZE" --allocinfo 0.3 -e percpu; then
 	while [ $SECONDS -lt $end ]; do
 		got=$(ai_table "$aout" "$(ai_ntables "$aout")" | map_line)
 		[ "$got" = "0 0" ] && break
-		sleep 0.1
+		nap 0.1
 	done
 	wl_go wa
 	wl_wait wa

@@ -166,11 +166,7 @@ bpf_check_stop() {
 
 # wait_held ID: until the workload ID says "held" (status 1 after 10 s).
 wait_held() {
-	for _ in $(seq 200); do
-		grep -qx held "$WORK/$1.wout" && return 0
-		sleep 0.05
-	done
-	return 1
+	wait_for "$WORK/$1.wout" '^held$' 10
 }
 
 have_perf=0

@@ -176,7 +176,7 @@ if hold a -e vmalloc,page --allocinfo 0.3; then
 	while [ $SECONDS -lt $end ]; do
 		got=$(ai_table "$out" "$(ai_ntables "$out")" | site_line)
 		[ "$got" = "0 0" ] && break
-		sleep 0.3
+		nap 0.3
 	done
 	[ "$got" = "0 0" ]
 	check $? vmalloc.allocinfo.freed "map code's line after the close: got '$got', want '0 0'" "$out"
