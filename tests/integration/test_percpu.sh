@@ -15,6 +15,9 @@
 # program is loaded.  Size filters: --min-size SIZE --max-size SIZE keeps
 # the ENTRIES areas and their frees and no area of another size,
 # --min-size SIZE+1 none of them.
+#
+# vmtest: matrix ends only: the percpu events have two layouts, before 5.19
+#   (5.10) and after (newest), read by the same programs everywhere.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(percpu.oracle percpu.exact percpu.layout percpu.note percpu.frees percpu.recording percpu.json
