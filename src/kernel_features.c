@@ -15,15 +15,40 @@
 #include "kmemsnoop.h"
 #include "sources.h"
 
-/* The tracepoint's prototype, or NULL if this kernel has no such tracepoint. */
-static const struct btf_type *tp_proto(const struct btf *btf, const char *tp)
+/*
+ * The btf_trace_<name> typedef of every event source (-1: none), in one
+ * pass over the kernel's types: some 150,000, and a lookup by name is a
+ * pass of its own (two dozen of them were a tenth of a start's user time).
+ */
+static void find_tracepoints(const struct btf *btf, int ids[SRC_COUNT])
 {
-	char name[128];
-	const struct btf_type *t;
-	int id;
+	static const char prefix[] = "btf_trace_";
+	int n = (int)btf__type_cnt(btf);
 
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	for (int src = 0; src < SRC_COUNT; src++)
+		ids[src] = -1;
+	for (int id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name;
+
+		if (!btf_is_typedef(t))
+			continue;
+		name = btf__name_by_offset(btf, t->name_off);
+		if (!name || strncmp(name, prefix, sizeof(prefix) - 1))
+			continue;
+		name += sizeof(prefix) - 1;
+		for (int src = 0; src < SRC_COUNT; src++)
+			if (ids[src] < 0 && !strcmp(name, event_sources[src].name))
+				ids[src] = id;
+	}
+}
+
+/* The prototype behind a btf_trace_<name> typedef, or NULL (id < 0: this
+ * kernel has no such tracepoint). */
+static const struct btf_type *tp_proto(const struct btf *btf, int id)
+{
+	const struct btf_type *t;
+
 	if (id < 0)
 		return NULL;
 	t = btf__type_by_id(btf, id);
@@ -68,10 +93,10 @@ static bool arg_is_ptr(const struct btf *btf, const struct btf_type *proto, int 
 	return t && btf_is_ptr(t);
 }
 
-static int detect_kmalloc(const struct btf *btf, struct kernel_features *kf, char *err,
-			  size_t err_size)
+static int detect_kmalloc(const struct btf *btf, const int *ids, struct kernel_features *kf,
+			  char *err, size_t err_size)
 {
-	const struct btf_type *p = tp_proto(btf, "kmalloc");
+	const struct btf_type *p = tp_proto(btf, ids[SRC_KMALLOC]);
 
 	if (!p)
 		return 0;
@@ -87,10 +112,10 @@ static int detect_kmalloc(const struct btf *btf, struct kernel_features *kf, cha
 	return -1;
 }
 
-static int detect_cache_alloc(const struct btf *btf, struct kernel_features *kf, char *err,
-			      size_t err_size)
+static int detect_cache_alloc(const struct btf *btf, const int *ids, struct kernel_features *kf,
+			  char *err, size_t err_size)
 {
-	const struct btf_type *p = tp_proto(btf, "kmem_cache_alloc");
+	const struct btf_type *p = tp_proto(btf, ids[SRC_KMEM_CACHE_ALLOC]);
 
 	if (!p)
 		return 0;
@@ -106,10 +131,10 @@ static int detect_cache_alloc(const struct btf *btf, struct kernel_features *kf,
 	return -1;
 }
 
-static int detect_cache_free(const struct btf *btf, struct kernel_features *kf, char *err,
-			     size_t err_size)
+static int detect_cache_free(const struct btf *btf, const int *ids, struct kernel_features *kf,
+			  char *err, size_t err_size)
 {
-	const struct btf_type *p = tp_proto(btf, "kmem_cache_free");
+	const struct btf_type *p = tp_proto(btf, ids[SRC_KMEM_CACHE_FREE]);
 
 	if (!p)
 		return 0;
@@ -133,10 +158,10 @@ static int detect_cache_free(const struct btf *btf, struct kernel_features *kf, 
  * percpu_alloc_percpu gained call_site first and bytes_alloc, gfp_flags
  * last (5.19): ten arguments then, seven before.
  */
-static int detect_percpu(const struct btf *btf, struct kernel_features *kf, char *err,
-			 size_t err_size)
+static int detect_percpu(const struct btf *btf, const int *ids, struct kernel_features *kf,
+			  char *err, size_t err_size)
 {
-	const struct btf_type *p = tp_proto(btf, "percpu_alloc_percpu");
+	const struct btf_type *p = tp_proto(btf, ids[SRC_PERCPU_ALLOC_PERCPU]);
 
 	if (!p)
 		return 0;
@@ -183,7 +208,7 @@ static bool probe_atomic_fetch(void)
  *   r2 = *(u64 *)(r1 + 8); r0 = 0
  * on kfree (arg 1: const void *ptr, on every kernel).
  */
-static bool probe_tp_btf_void_arg(const struct btf *vmlinux)
+static bool probe_tp_btf_void_arg(int kfree_id)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1,
@@ -192,11 +217,11 @@ static bool probe_tp_btf_void_arg(const struct btf *vmlinux)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP);
-	int id = btf__find_by_name_kind(vmlinux, "btf_trace_kfree", BTF_KIND_TYPEDEF), fd;
+	int fd;
 
-	if (id < 0)
+	if (kfree_id < 0)
 		return false;
-	opts.attach_btf_id = id;
+	opts.attach_btf_id = kfree_id;
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
 			   sizeof(insns) / sizeof(insns[0]), &opts);
 	if (fd < 0)
@@ -253,16 +278,19 @@ static unsigned long long kmalloc_large_over(const struct btf *btf)
 int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf, char *err,
 			   size_t err_size)
 {
+	int ids[SRC_COUNT];
+
 	memset(kf, 0, sizeof(*kf));
+	find_tracepoints(vmlinux, ids);
 	for (int src = 0; src < SRC_COUNT; src++)
-		kf->has_source[src] = tp_proto(vmlinux, event_sources[src].name) != NULL;
-	if (detect_kmalloc(vmlinux, kf, err, err_size) ||
-	    detect_cache_alloc(vmlinux, kf, err, err_size) ||
-	    detect_cache_free(vmlinux, kf, err, err_size) ||
-	    detect_percpu(vmlinux, kf, err, err_size))
+		kf->has_source[src] = tp_proto(vmlinux, ids[src]) != NULL;
+	if (detect_kmalloc(vmlinux, ids, kf, err, err_size) ||
+	    detect_cache_alloc(vmlinux, ids, kf, err, err_size) ||
+	    detect_cache_free(vmlinux, ids, kf, err, err_size) ||
+	    detect_percpu(vmlinux, ids, kf, err, err_size))
 		return -1;
 	kf->atomic_fetch = probe_atomic_fetch();
-	kf->tp_btf_void_arg = probe_tp_btf_void_arg(vmlinux);
+	kf->tp_btf_void_arg = probe_tp_btf_void_arg(ids[SRC_KFREE]);
 	kf->bpf_loop = enum_has(vmlinux, "bpf_func_id", "BPF_FUNC_loop");
 	kf->kmalloc_large_over = kmalloc_large_over(vmlinux);
 	return 0;
