@@ -14,27 +14,27 @@
  * trampoline says of a prototype it cannot take. */
 #define ENOTSUPP_KERNEL 524
 
-/* The function's prototype from BTF, or NULL. */
-static const struct btf_type *func_proto(const struct btf *btf, const char *func)
+/* The function's prototype from BTF, or NULL; *id: the function's. */
+static const struct btf_type *func_proto(const struct btf *btf, const char *func, int *id)
 {
-	int id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
 	const struct btf_type *t;
 
-	if (id < 0)
+	*id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+	if (*id < 0)
 		return NULL;
-	t = btf__type_by_id(btf, id);
+	t = btf__type_by_id(btf, *id);
 	t = t ? btf__type_by_id(btf, t->type) : NULL;
 	return t && btf_is_func_proto(t) ? t : NULL;
 }
 
 /*
- * Loads and attaches  r0 = 0  on func: the load checks the prototype (too
+ * Loads and attaches  r0 = 0  on function func_id: the load checks the prototype (too
  * many arguments before 5.x's limit was raised), the attach builds the
  * trampoline (where the argument count is refused).  The arguments are
  * not read: a void * one is refused to a direct read before 6.16, and the
  * programs read those through a helper.  0 or -errno.
  */
-static int probe(const struct btf *btf, const char *func, enum bpf_attach_type type)
+static int probe(int func_id, enum bpf_attach_type type)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -43,7 +43,7 @@ static int probe(const struct btf *btf, const char *func, enum bpf_attach_type t
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type);
 	int fd, link, err = 0;
 
-	opts.attach_btf_id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+	opts.attach_btf_id = func_id;
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
 			   sizeof(insns) / sizeof(insns[0]), &opts);
 	if (fd < 0)
@@ -65,8 +65,8 @@ const char *fentry_choose(const struct btf *vmlinux, const struct event_source *
 	snprintf(why, why_size, "this kernel has no %s", es->funcs[0]);
 	for (int i = 0; i < SOURCE_MAX_FUNCS && es->funcs[i]; i++) {
 		const char *func = es->funcs[i];
-		const struct btf_type *p = func_proto(vmlinux, func);
-		int nargs, err;
+		int id, nargs, err;
+		const struct btf_type *p = func_proto(vmlinux, func, &id);
 
 		if (!p)
 			continue;
@@ -78,7 +78,7 @@ const char *fentry_choose(const struct btf *vmlinux, const struct event_source *
 			snprintf(why, why_size, "%s has %d arguments, not %d", func, nargs, es->args);
 			continue;
 		}
-		err = probe(vmlinux, func, exit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY);
+		err = probe(id, exit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY);
 		if (!err)
 			return func;
 		if (err == -EPERM)
