@@ -28,9 +28,9 @@ static const struct btf_type *func_proto(const struct btf *btf, const char *func
 }
 
 /*
- * Loads and attaches  r0 = 0  on function func_id: the load checks the prototype (too
- * many arguments before 5.x's limit was raised), the attach builds the
- * trampoline (where the argument count is refused).  The arguments are
+ * Loads and attaches  r0 = 0  on function func_id: the load checks the
+ * prototype (too many arguments before 5.x's limit was raised), the attach
+ * builds the trampoline (where the argument count is refused).  The arguments are
  * not read: a void * one is refused to a direct read before 6.16, and the
  * programs read those through a helper.  0 or -errno.
  */
