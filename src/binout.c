@@ -332,6 +332,18 @@ int binout_check(const struct binout *bo, char *err, size_t err_size)
 	return 0;
 }
 
+/* A file of the recording could not be written (ret: -errno): a directory
+ * removed under kmemsnoop is said so, as binout_check() says it, whatever
+ * file met it first; anything else names the file. */
+static int file_failed(const struct binout *bo, const char *verb, const char *name, int ret,
+		       char *err, size_t err_size)
+{
+	if (binout_check(bo, err, err_size))
+		return -ENOENT;
+	snprintf(err, err_size, "%s %s/%s: %s", verb, bo->dir, name, strerror(-ret));
+	return ret;
+}
+
 int binout_copy_file(struct binout *bo, const char *src, const char *name, char *err,
 		     size_t err_size)
 {
@@ -346,9 +358,9 @@ int binout_copy_file(struct binout *bo, const char *src, const char *name, char 
 	}
 	out = create_file(bo, name);
 	if (!out) {
-		snprintf(err, err_size, "cannot write %s/%s: %s", bo->dir, name, strerror(errno));
+		ret = -errno;
 		fclose(in);
-		return -errno;
+		return file_failed(bo, "cannot write", name, ret, err, err_size);
 	}
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
 		if (fwrite(buf, 1, n, out) != n)
@@ -358,9 +370,7 @@ int binout_copy_file(struct binout *bo, const char *src, const char *name, char 
 	if (fclose(out) && !ret)
 		ret = -errno;
 	fclose(in);
-	if (ret)
-		snprintf(err, err_size, "writing %s/%s: %s", bo->dir, name, strerror(-ret));
-	return ret;
+	return ret ? file_failed(bo, "writing", name, ret, err, err_size) : 0;
 }
 
 /* fill's output, flushed to the disk before the rename makes it the file. */
@@ -386,16 +396,14 @@ int binout_replace_file(struct binout *bo, const char *name, int (*fill)(FILE *o
 	/* A dot name: no reader takes it for a cpu file or the real one. */
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	f = create_file(bo, tmp);
-	if (!f) {
-		snprintf(err, err_size, "cannot write %s/%s: %s", bo->dir, tmp, strerror(errno));
-		return -errno;
-	}
+	if (!f)
+		return file_failed(bo, "cannot write", tmp, -errno, err, err_size);
 	ret = fill_file(f, fill, ctx);
 	if (!ret && renameat(bo->dirfd, tmp, bo->dirfd, name))
 		ret = -errno;
 	if (ret) {
 		unlinkat(bo->dirfd, tmp, 0);
-		snprintf(err, err_size, "writing %s/%s: %s", bo->dir, name, strerror(-ret));
+		return file_failed(bo, "writing", name, ret, err, err_size);
 	}
 	return ret;
 }
