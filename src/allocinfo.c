@@ -425,26 +425,9 @@ static void read_stats(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct 
 
 /* --- printing -------------------------------------------------------------------- */
 
-int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned long long misses,
-		    FILE *out)
-{
-	struct kmt_ai_stats st;
-	int err;
-
-	/* Stacks start in kmemsnoop's own BPF programs: name them. */
-	if (!ai->symbols_fresh) {
-		alloctag_refresh(ai->tags);
-		ai->symbols_fresh = true;
-	}
-	err = read_rows(ai, skel);
-	if (err)
-		return err;
-	read_stats(ai, skel, &st);
-	return aitable_print(ai->table, &st, misses, out, stderr);
-}
-
-int allocinfo_read(struct allocinfo *ai, struct kmemsnoop_bpf *skel, ai_row_fn fn, void *ctx,
-		   struct kmt_ai_stats *st)
+/* The maps into the table, with symbols that name kmemsnoop's own BPF
+ * programs, where every stack starts (read once after load). */
+static int read_table(struct allocinfo *ai, struct kmemsnoop_bpf *skel, struct kmt_ai_stats *st)
 {
 	int err;
 
@@ -456,7 +439,24 @@ int allocinfo_read(struct allocinfo *ai, struct kmemsnoop_bpf *skel, ai_row_fn f
 	if (err)
 		return err;
 	read_stats(ai, skel, st);
-	return aitable_visit(ai->table, fn, ctx);
+	return 0;
+}
+
+int allocinfo_print(struct allocinfo *ai, struct kmemsnoop_bpf *skel, unsigned long long misses,
+		    FILE *out)
+{
+	struct kmt_ai_stats st;
+	int err = read_table(ai, skel, &st);
+
+	return err ? err : aitable_print(ai->table, &st, misses, out, stderr);
+}
+
+int allocinfo_read(struct allocinfo *ai, struct kmemsnoop_bpf *skel, ai_row_fn fn, void *ctx,
+		   struct kmt_ai_stats *st)
+{
+	int err = read_table(ai, skel, st);
+
+	return err ? err : aitable_visit(ai->table, fn, ctx);
 }
 
 void allocinfo_summary(struct allocinfo *ai, struct kmemsnoop_bpf *skel)
