@@ -59,8 +59,7 @@ if ! ks_start k --allocinfo --vmlinux "$VMLINUX" -p "${WL_PID[w]}"; then
 	finish
 fi
 wl_go w
-end=$((SECONDS + 20))
-while ! grep -q '^held$' "$WORK/w.wout" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
+wait_for "$WORK/w.wout" '^held$' 20
 ks_stop k
 rc=$?
 wl_kill w
