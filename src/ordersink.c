@@ -3,8 +3,9 @@
  * The live stream's time order for the text and JSON sinks: each CPU's
  * ring is in order, but the rings are read one after the other, so a batch
  * of CPU 1's records would otherwise follow a batch of CPU 0's that
- * happened after them.  Records are held as the ring gave them and decoded
- * when their turn comes, the inner sink given the decoding.
+ * happened after them.  Records are held where the ring has them (or
+ * copied, when the caller cannot lend them) and decoded when their turn
+ * comes, the inner sink given the decoding.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,7 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 {
 	struct order_sink *os = order_of(sk);
 	struct kmt_glance g;
+	int ret;
 
 	if (ev) { /* decoded by a reader that put them in order */
 		os->decoded = *ev;
@@ -91,7 +93,11 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 	 * event described the cache has an earlier time than the description. */
 	if (!g.has_time || g.event_id == KMT_EVENT_CACHE)
 		return inner_status(os, decode_and_pass_on(os, data, size, cpu));
-	return inner_status(os, reorder_push(os->held, cpu, data, g.event_size, g.timestamp));
+	if (!sk->lender.give_back)
+		return inner_status(os, reorder_push(os->held, cpu, data, g.event_size,
+						     g.timestamp));
+	ret = reorder_hold(os->held, cpu, data, g.event_size, g.timestamp);
+	return ret ? inner_status(os, ret) : SINK_HELD;
 }
 
 static int order_sync(struct sink *sk, unsigned long long before_ns)
@@ -158,6 +164,8 @@ struct sink *order_sink_new(struct sink *inner, int nrings)
 	os->sink.ops = &order_ops;
 	os->inner = inner;
 	os->held = reorder_new(REORDER_CAP, nrings, decode_and_pass_on, os);
+	if (os->held)
+		reorder_set_lender(os->held, &os->sink.lender);
 	os->caches = cachetab_new();
 	os->tasks = tasktab_new();
 	if (!os->held || !os->caches || !os->tasks) {

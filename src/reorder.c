@@ -8,17 +8,18 @@
  * records did the same with log2(held) unpredictable comparisons per
  * record, three times the cost (docs/PERFORMANCE.md).
  *
- * The records themselves live in a pool of cap slots that never moves;
- * the queues hold 16-byte keys (time, arrival, slot and size), so that
- * merging compares without touching the records.  A slot holds the record
- * as the ring gave it, not its decoding: a batch of a ring held until the
- * next ring has been read is tens of thousands of records, far more than
- * the CPU's caches hold, so the bytes moved per record decide the cost.  A
- * decoded event (struct kmt_event) is four cache lines written at push and
- * read back cold at emit; a record is 40-104 bytes (docs/PERFORMANCE.md).
- * The pool is allocated whole but given memory by the kernel on first
- * touch, and free slots are reused last-freed first, so only as much of it
- * as is held at once is resident.
+ * A record is held where it already is when its owner lends it (the live
+ * rings: reorder_hold()), and given back once emitted: a batch of a ring
+ * held until the next ring has been read is tens of thousands of records,
+ * far more than the CPU's caches hold, so the bytes moved per record decide
+ * the cost, and a copy is written once and read back cold
+ * (docs/PERFORMANCE.md).  A queue that holds more of its lender's bytes
+ * than the lender allows copies its oldest out, so the ring can take new
+ * records.  Other records are copied into a pool of cap slots that never
+ * moves, allocated whole but given memory by the kernel on first touch;
+ * free slots are reused last-freed first, so only as much of it as is held
+ * at once is resident.  The queues hold keys (time, arrival, size and
+ * where), so that merging compares without touching the records.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,34 +30,37 @@
 #define QUEUE_MIN 1024 /* keys a queue starts with */
 
 /* Every record kmemsnoop writes fits a slot (docs/ABI.md); a larger one
- * is copied to the heap, the slot holding where. */
+ * is copied to the heap. */
 #define SLOT_BYTES 128
-#define SLOT_INDEX_BITS 24 /* a key's slot: index, then the record's size */
-#define SLOT_INDEX_MASK ((1u << SLOT_INDEX_BITS) - 1)
-#define SIZE_ON_HEAP 0 /* the size in a key of a record on the heap */
+#define RECORD_MAX ((1u << 24) - 1) /* a key's size */
 #define PREFETCH_AHEAD 16
 #define CACHE_LINE 64
+
+/* Where a held record is: a key's where field. */
+enum where {
+	IN_SLOT,  /* copied into the pool */
+	ON_HEAP,  /* copied to the heap */
+	BORROWED, /* where its lender has it */
+};
 
 struct slot {
 	unsigned char raw[SLOT_BYTES];
 };
 
-struct on_heap {
-	void *data;
-	size_t size;
-};
-
 struct key {
 	uint64_t ts;
 	uint32_t arrival; /* wraps: held records are fewer than 2^31 apart */
-	uint32_t slot;    /* index | size << SLOT_INDEX_BITS */
+	uint32_t size : 24;
+	uint32_t where : 8;
+	const unsigned char *data;
 };
 
 /* One ring's records, oldest first: a circular buffer of size keys.  It
- * keeps the size it grew to: 16 bytes per record at most held at once. */
+ * keeps the size it grew to: 24 bytes per record at most held at once. */
 struct queue {
 	struct key *keys;
 	size_t head, len, size; /* size: a power of two */
+	size_t lent;            /* bytes of its lender's held */
 };
 
 struct reorder {
@@ -73,13 +77,14 @@ struct reorder {
 	unsigned long long out_of_order;
 	reorder_emit_fn emit;
 	void *ctx;
+	const struct reorder_lender *lender;
 };
 
 struct reorder *reorder_new(size_t cap, int nrings, reorder_emit_fn emit, void *ctx)
 {
 	struct reorder *r = calloc(1, sizeof(*r));
 
-	if (!r || !cap || cap > SLOT_INDEX_MASK || nrings < 1) {
+	if (!r || !cap || cap > REORDER_CAP_MAX || nrings < 1) {
 		free(r);
 		return NULL;
 	}
@@ -125,16 +130,11 @@ void reorder_free(struct reorder *r)
 	for (int i = 0; r->queues && i < r->nqueues; i++) {
 		struct queue *q = &r->queues[i];
 
-		/* Records still held on the heap. */
-		for (size_t k = 0; k < q->len; k++) {
-			uint32_t slot = key_at(q, k)->slot;
-			struct on_heap big;
-
-			if (slot >> SLOT_INDEX_BITS != SIZE_ON_HEAP)
-				continue;
-			memcpy(&big, r->slots[slot & SLOT_INDEX_MASK].raw, sizeof(big));
-			free(big.data);
-		}
+		/* Records still held on the heap; borrowed ones go with their
+		 * lender. */
+		for (size_t k = 0; k < q->len; k++)
+			if (key_at(q, k)->where == ON_HEAP)
+				free((void *)key_at(q, k)->data);
 		free(q->keys);
 	}
 	free(r->queues);
@@ -226,29 +226,30 @@ static int insert(struct queue *q, const struct key *k)
 	return i == 0;
 }
 
+/* The bytes a lent record takes where its lender has it: a ring's 8-byte
+ * header, and padding to 8 bytes. */
+static inline size_t lent_bytes(size_t size)
+{
+	return (size + 8 + 7) & ~(size_t)7;
+}
+
 /* Takes the oldest record off its queue and gives it to emit (none:
- * dropped), the slot freed first: it is not overwritten before the next
- * push. */
+ * dropped), then back to its lender or its memory. */
 static int emit_oldest_to(struct reorder *r, reorder_emit_fn emit)
 {
 	int qi = r->heap[0];
 	struct queue *q = &r->queues[qi];
-	uint64_t ts = q->keys[q->head].ts;
-	uint32_t slot = q->keys[q->head].slot & SLOT_INDEX_MASK;
-	size_t size = q->keys[q->head].slot >> SLOT_INDEX_BITS;
-	const void *data = r->slots[slot].raw;
-	struct on_heap big = { NULL, 0 };
+	struct key k = q->keys[q->head];
 	int ret = 0;
 
 	/* Held records are read back long after they were written, from memory
 	 * rather than cache: ask for one a few turns of this queue ahead. */
 	if (q->len > PREFETCH_AHEAD) {
-		uint32_t ahead = key_at(q, PREFETCH_AHEAD)->slot;
-		const unsigned char *raw = r->slots[ahead & SLOT_INDEX_MASK].raw;
+		const struct key *ahead = key_at(q, PREFETCH_AHEAD);
 
-		__builtin_prefetch(raw);
-		if ((ahead >> SLOT_INDEX_BITS) > CACHE_LINE)
-			__builtin_prefetch(raw + CACHE_LINE);
+		__builtin_prefetch(ahead->data);
+		if (ahead->size > CACHE_LINE)
+			__builtin_prefetch(ahead->data + CACHE_LINE);
 	}
 	q->head = (q->head + 1) & (q->size - 1);
 	if (--q->len) {
@@ -261,19 +262,21 @@ static int emit_oldest_to(struct reorder *r, reorder_emit_fn emit)
 		}
 	}
 	r->held--;
-	r->free[r->nfree++] = slot;
-	if (ts < r->last_ts)
+	if (k.ts < r->last_ts)
 		r->out_of_order++;
 	else
-		r->last_ts = ts;
-	if (size == SIZE_ON_HEAP) {
-		memcpy(&big, data, sizeof(big));
-		data = big.data;
-		size = big.size;
-	}
+		r->last_ts = k.ts;
+	/* A slot is not overwritten before the next push. */
+	if (k.where == IN_SLOT)
+		r->free[r->nfree++] = (uint32_t)((const struct slot *)k.data - r->slots);
 	if (emit)
-		ret = emit(r->ctx, data, size, qi);
-	free(big.data);
+		ret = emit(r->ctx, k.data, k.size, qi);
+	if (k.where == ON_HEAP) {
+		free((void *)k.data);
+	} else if (k.where == BORROWED) {
+		q->lent -= lent_bytes(k.size);
+		r->lender->give_back(r->lender->owner, qi, k.data);
+	}
 	return ret;
 }
 
@@ -282,37 +285,100 @@ static int emit_oldest(struct reorder *r)
 	return emit_oldest_to(r, r->emit);
 }
 
-int reorder_push(struct reorder *r, int ring, const void *data, size_t size,
-		 unsigned long long ts)
+/* A copy of the size bytes at data into k; -1 when out of memory. */
+static int copy_in(struct reorder *r, struct key *k, const void *data, size_t size)
 {
-	int qi = ring >= 0 && ring < r->nqueues ? ring : 0;
-	struct queue *q = &r->queues[qi];
-	uint32_t slot = r->free[r->nfree - 1];
-	struct key k = { ts, r->arrivals, slot | (uint32_t)size << SLOT_INDEX_BITS };
+	unsigned char *copy;
 
-	if (q->len == q->size && grow(q))
-		return REORDER_NOMEM;
-	if (size <= SLOT_BYTES && size != SIZE_ON_HEAP) {
-		memcpy(r->slots[slot].raw, data, size);
+	if (size <= SLOT_BYTES) {
+		copy = r->slots[r->free[--r->nfree]].raw;
+		k->where = IN_SLOT;
 	} else {
-		struct on_heap big = { malloc(size ? size : 1), size };
-
-		if (!big.data)
-			return REORDER_NOMEM;
-		memcpy(big.data, data, size);
-		memcpy(r->slots[slot].raw, &big, sizeof(big));
-		k.slot = slot | (uint32_t)SIZE_ON_HEAP << SLOT_INDEX_BITS;
+		copy = malloc(size);
+		if (!copy)
+			return -1;
+		k->where = ON_HEAP;
 	}
-	r->nfree--;
+	memcpy(copy, data, size);
+	k->data = copy;
+	return 0;
+}
+
+/* Puts the key in queue qi; at cap records held, emits the oldest to keep
+ * a slot free for the next record. */
+static int add_key(struct reorder *r, int qi, const struct key *k)
+{
+	struct queue *q = &r->queues[qi];
+
 	r->arrivals++;
 	r->held++;
-	if (insert(q, &k)) {
+	if (insert(q, k)) {
 		if (r->pos[qi] < 0)
 			heap_place(r, r->nheap++, qi);
 		heap_up(r, r->pos[qi]);
 	}
-	/* Keep a slot free for the next record. */
 	return r->held == r->cap ? emit_oldest(r) : 0;
+}
+
+static inline int queue_of(const struct reorder *r, int ring)
+{
+	return ring >= 0 && ring < r->nqueues ? ring : 0;
+}
+
+int reorder_push(struct reorder *r, int ring, const void *data, size_t size,
+		 unsigned long long ts)
+{
+	int qi = queue_of(r, ring);
+	struct queue *q = &r->queues[qi];
+	struct key k = { ts, r->arrivals, (uint32_t)size, IN_SLOT, NULL };
+
+	if (size > RECORD_MAX || (q->len == q->size && grow(q)) || copy_in(r, &k, data, size))
+		return REORDER_NOMEM;
+	return add_key(r, qi, &k);
+}
+
+/* The queue's oldest borrowed records copied and given back, until it
+ * holds no more of its lender's bytes than allowed. */
+static int copy_out_of_lender(struct reorder *r, int qi)
+{
+	struct queue *q = &r->queues[qi];
+
+	for (size_t i = 0; i < q->len && q->lent > r->lender->max_bytes; i++) {
+		struct key *k = key_at(q, i);
+		const void *lent = k->data;
+
+		if (k->where != BORROWED)
+			continue;
+		if (copy_in(r, k, lent, k->size))
+			return REORDER_NOMEM;
+		q->lent -= lent_bytes(k->size);
+		r->lender->give_back(r->lender->owner, qi, lent);
+	}
+	return 0;
+}
+
+int reorder_hold(struct reorder *r, int ring, const void *data, size_t size,
+		 unsigned long long ts)
+{
+	int qi = queue_of(r, ring);
+	struct queue *q = &r->queues[qi];
+	struct key k = { ts, r->arrivals, (uint32_t)size, BORROWED, data };
+	int ret;
+
+	if (!r->lender || size > RECORD_MAX)
+		return reorder_push(r, ring, data, size, ts);
+	if (q->len == q->size && grow(q))
+		return REORDER_NOMEM;
+	q->lent += lent_bytes(size);
+	ret = add_key(r, qi, &k);
+	if (!ret && q->lent > r->lender->max_bytes)
+		ret = copy_out_of_lender(r, qi);
+	return ret;
+}
+
+void reorder_set_lender(struct reorder *r, const struct reorder_lender *lender)
+{
+	r->lender = lender;
 }
 
 int reorder_release_until(struct reorder *r, unsigned long long until)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Putting the records of several rings back in time order: records are
- * held, copied as the ring gave them and keyed by (timestamp, arrival),
- * until the reader says that no earlier one can still come, then handed on
- * in that order.  Memory is bounded: past cap records held, the oldest goes
- * out early.
+ * held, where their lender has them or copied as the ring gave them, keyed
+ * by (timestamp, arrival), until the reader says that no earlier one can
+ * still come, then handed on in that order.  Memory is bounded: past cap
+ * records held, the oldest goes out early.
  */
 #ifndef KMEMSNOOP_REORDER_H
 #define KMEMSNOOP_REORDER_H
@@ -18,9 +18,10 @@ struct reorder;
  * after: records that recent are held one more round.
  */
 #define REORDER_MARGIN_NS 10000000ULL /* 10 ms */
-/* Records held at most: 144 bytes each with their keys, 9 MB (resident:
- * only as many as were held at once). */
+/* Records held at most: 24 bytes each for their keys, and 128 for those
+ * copied (resident: only as many as were held at once). */
 #define REORDER_CAP 65536
+#define REORDER_CAP_MAX (1u << 24)
 
 /* Besides what emit returns: memory for the record's key ran out. */
 #define REORDER_NOMEM (-2)
@@ -30,8 +31,19 @@ struct reorder;
  * released then). */
 typedef int (*reorder_emit_fn)(void *ctx, const void *data, size_t size, int cpu);
 
-/* For nrings rings (one queue each), 1 <= cap < 2^24.  NULL when out of
- * memory. */
+/* Where held records came from, when it lends them rather than let them
+ * be copied: give_back is called once each is no longer needed (emitted,
+ * or copied because the queue of its ring held more than max_bytes of
+ * the lender's, each record counted with an 8-byte header and padding to
+ * 8 bytes as in a BPF ring). */
+struct reorder_lender {
+	void (*give_back)(void *owner, int ring, const void *data);
+	void *owner;
+	size_t max_bytes;
+};
+
+/* For nrings rings (one queue each), 1 <= cap <= REORDER_CAP_MAX.  NULL
+ * when out of memory. */
 struct reorder *reorder_new(size_t cap, int nrings, reorder_emit_fn emit, void *ctx);
 /* Drops what is still held. */
 void reorder_free(struct reorder *r);
@@ -41,6 +53,15 @@ void reorder_free(struct reorder *r);
  * held, emits the oldest to make room. */
 int reorder_push(struct reorder *r, int ring, const void *data, size_t size,
 		 unsigned long long ts);
+
+/* As reorder_push, but the record stays where it is (a reorder_hold()
+ * that returned 0 has it), given back through the lender, which must be
+ * set; without one it is copied.  Records of at most 65535 bytes. */
+int reorder_hold(struct reorder *r, int ring, const void *data, size_t size,
+		 unsigned long long ts);
+/* The lender of reorder_hold()'s records, read at each use: *lender must
+ * live as long as r. */
+void reorder_set_lender(struct reorder *r, const struct reorder_lender *lender);
 
 /* Emits, in time order, the records older than until. */
 int reorder_release_until(struct reorder *r, unsigned long long until);

@@ -10,6 +10,13 @@
  * position (read-write), page 1 producer position, then the data area
  * mapped twice so records never wrap.  Each record has an 8-byte header
  * whose first word is the length with BUSY and DISCARD bits.
+ *
+ * A record the callback keeps stays in the ring: the consumer position
+ * stops at the first one kept (a bit per 8-byte unit of the ring says
+ * which), the reading goes on past it, and giving it back moves the
+ * position over every record behind it that is not kept.  The time
+ * order's merge reads held records where the producer wrote them instead
+ * of copying each one out and reading the copy back (docs/PERFORMANCE.md).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -32,6 +39,14 @@ struct ring {
 	const char *data;
 	size_t mask;
 	unsigned long long read_until; /* ns: see ring_reader_read_until() */
+	unsigned long read;      /* the next record to give the callback */
+	unsigned long cons;      /* the first record still kept (or read) */
+	unsigned long published; /* cons as the kernel last saw it */
+	uint64_t *kept;          /* a bit per 8 bytes: a record kept there */
+	size_t nkept;
+	/* The record in the callback's hands, given back before it returned. */
+	bool in_hand, given_back;
+	size_t hand_off;
 };
 
 struct ring_reader {
@@ -63,7 +78,9 @@ static int map_ring(struct ring *r, int fd, size_t ring_size, size_t page_size)
 	r->producer_pos = prod;
 	r->data = (const char *)prod + page_size;
 	r->mask = ring_size - 1;
-	return 0;
+	r->cons = r->read = r->published = __atomic_load_n(r->consumer_pos, __ATOMIC_ACQUIRE);
+	r->kept = calloc(ring_size / 8 / 64 + 1, sizeof(*r->kept));
+	return r->kept ? 0 : -ENOMEM;
 }
 
 void ring_reader_free(struct ring_reader *rr)
@@ -75,6 +92,7 @@ void ring_reader_free(struct ring_reader *rr)
 			munmap(rr->rings[i].consumer_pos, rr->page_size);
 		if (rr->rings[i].producer_pos)
 			munmap((void *)rr->rings[i].producer_pos, rr->page_size + 2 * rr->ring_size);
+		free(rr->rings[i].kept);
 	}
 	if (rr->epoll_fd >= 0)
 		close(rr->epoll_fd);
@@ -104,12 +122,15 @@ struct ring_reader *ring_reader_new(const int *fds, int nrings, size_t ring_size
 		goto fail;
 	}
 	for (int i = 0; i < nrings; i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
+		/* Edge-triggered: the kernel calls a ring readable whenever the
+		 * consumer position is behind the producer's, which it always
+		 * is while records are kept; only the producers' wakeups count. */
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u32 = i };
 
 		err = map_ring(&rr->rings[i], fds[i], ring_size, rr->page_size);
+		rr->nrings = i + 1;
 		if (err)
 			goto fail;
-		rr->nrings = i + 1;
 		if (epoll_ctl(rr->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev)) {
 			err = -errno;
 			goto fail;
@@ -122,39 +143,125 @@ fail:
 	return NULL;
 }
 
+/* Bytes a record takes in the ring, header and padding included. */
+static inline unsigned long record_span(uint32_t len)
+{
+	return ((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
+}
+
+static inline bool is_kept(const struct ring *r, size_t off)
+{
+	return r->kept[off / 8 / 64] & 1ULL << (off / 8 % 64);
+}
+
+static void publish(struct ring *r)
+{
+	if (r->cons == r->published)
+		return;
+	__atomic_store_n(r->consumer_pos, r->cons, __ATOMIC_RELEASE);
+	r->published = r->cons;
+}
+
+/* The kernel sees the space given back now and then, not per record: each
+ * store pulls the position's cache line away from the producing CPU. */
+static inline void publish_now_and_then(struct ring *r)
+{
+	if (r->cons - r->published >= PUBLISH_BYTES)
+		publish(r);
+}
+
+/* The consumer position over every record behind it that is not kept. */
+static void advance(struct ring *r)
+{
+	if (!r->nkept) {
+		r->cons = r->read;
+		return;
+	}
+	while (r->cons < r->read) {
+		size_t off = r->cons & r->mask;
+
+		if (is_kept(r, off))
+			break;
+		r->cons += record_span(*(const uint32_t *)(r->data + off));
+	}
+}
+
+/* Gives the callback the record at off; RING_KEPT is remembered. */
+static int hand_over(struct ring_reader *rr, int idx, size_t off, uint32_t len)
+{
+	struct ring *r = &rr->rings[idx];
+	int ret;
+
+	r->in_hand = true;
+	r->given_back = false;
+	r->hand_off = off;
+	ret = rr->fn(rr->ctx, idx, r->data + off + BPF_RINGBUF_HDR_SZ, len);
+	r->in_hand = false;
+	if (ret == RING_KEPT && !r->given_back) {
+		r->kept[off / 8 / 64] |= 1ULL << (off / 8 % 64);
+		r->nkept++;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+void ring_reader_give_back(struct ring_reader *rr, int ring, const void *data)
+{
+	struct ring *r;
+	size_t off;
+
+	if (ring < 0 || ring >= rr->nrings)
+		return;
+	r = &rr->rings[ring];
+	off = (size_t)((const char *)data - BPF_RINGBUF_HDR_SZ - r->data);
+	if (off >= rr->ring_size || off % 8)
+		return;
+	if (r->in_hand && off == r->hand_off) {
+		r->given_back = true;
+		return;
+	}
+	if (!is_kept(r, off))
+		return;
+	r->kept[off / 8 / 64] &= ~(1ULL << (off / 8 % 64));
+	r->nkept--;
+	if (!r->nkept || off == (r->cons & r->mask)) {
+		advance(r);
+		publish_now_and_then(r);
+	}
+}
+
 /* Consumes what ring idx holds; sets *drained unless it stopped at its
  * per-call limit with records left. */
 static int consume_ring(struct ring_reader *rr, int idx, long *count, bool *drained)
 {
 	struct ring *r = &rr->rings[idx];
-	unsigned long cons = __atomic_load_n(r->consumer_pos, __ATOMIC_ACQUIRE);
 	unsigned long prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
-	unsigned long published = cons, start = cons;
+	unsigned long start = r->read;
 	int ret = 0;
 
 	/* At most a ring's worth per call, so a busy ring cannot starve others. */
-	while (cons < prod && cons - start < rr->ring_size) {
-		const char *rec = r->data + (cons & r->mask);
-		uint32_t len = __atomic_load_n((const uint32_t *)rec, __ATOMIC_ACQUIRE);
+	while (r->read < prod && r->read - start < rr->ring_size) {
+		size_t off = r->read & r->mask;
+		uint32_t len = __atomic_load_n((const uint32_t *)(r->data + off), __ATOMIC_ACQUIRE);
 
 		if (len & BPF_RINGBUF_BUSY_BIT)
 			break; /* reserved, not yet submitted: the rest waits */
 		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
-			ret = rr->fn(rr->ctx, idx, rec + BPF_RINGBUF_HDR_SZ, len);
+			ret = hand_over(rr, idx, off, len);
 			(*count)++;
 		}
-		cons += ((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
+		r->read += record_span(len);
 		if (ret < 0)
 			break;
-		if (cons - published >= PUBLISH_BYTES) {
-			__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
-			published = cons;
+		if (!r->nkept) {
+			r->cons = r->read;
+			publish_now_and_then(r);
 		}
-		if (cons >= prod)
+		if (r->read >= prod)
 			prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
 	}
-	__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
-	*drained = cons >= prod || cons - start < rr->ring_size;
+	advance(r);
+	publish(r);
+	*drained = r->read >= prod || r->read - start < rr->ring_size;
 	return ret;
 }
 

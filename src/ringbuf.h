@@ -7,14 +7,24 @@
 
 struct ring_reader;
 
-/* Called per record; a negative return stops consumption and is returned. */
+/*
+ * Called per record; a negative return stops consumption and is returned.
+ * RING_KEPT keeps the record where it is, data valid, until
+ * ring_reader_give_back(): the ring's space behind it is not handed back
+ * to the kernel before then (a ring full of kept records loses events).
+ */
 typedef int (*ring_record_fn)(void *ctx, int ring, const void *data, size_t size);
+#define RING_KEPT 1
 
 /* Maps the rings (BPF_MAP_TYPE_RINGBUF fds, each ring_size bytes).
  * NULL with errno on failure. */
 struct ring_reader *ring_reader_new(const int *fds, int nrings, size_t ring_size,
 				    ring_record_fn fn, void *ctx);
 void ring_reader_free(struct ring_reader *rr);
+
+/* A kept record (data as the callback had it) is no longer needed; one
+ * not kept, or given back already, is ignored. */
+void ring_reader_give_back(struct ring_reader *rr, int ring, const void *data);
 
 /* Waits up to timeout_ms for a wakeup, then consumes every ring: producers
  * only wake the reader past a fill threshold.  Records consumed, or -errno. */

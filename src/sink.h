@@ -12,11 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reorder.h"
+
 struct kmt_event;
 struct sink;
 
 /* Besides 0 and -1 (the reason in sink->err). */
 #define SINK_GONE 1 /* the reader of the output went away (EPIPE) */
+/* record() kept data where it is, to give it back through sink->lender. */
+#define SINK_HELD 2
 
 struct sink_losses {
 	uint64_t events;
@@ -28,7 +32,8 @@ struct sink_ops {
 	/* Before the first record (a header). */
 	int (*begin)(struct sink *sk);
 	/* One record as written by BPF; ev is its decoding, or NULL when the
-	 * caller has not decoded it. */
+	 * caller has not decoded it.  With a lender, a sink that holds
+	 * records may keep data (SINK_HELD) instead of copying it. */
 	int (*record)(struct sink *sk, int cpu, const void *data, size_t size,
 		      const struct kmt_event *ev);
 	/* After the last: flush, and what was lost on the way. */
@@ -58,6 +63,9 @@ struct sink {
 	char err[512];
 	unsigned long long undecodable; /* records a text sink could not decode */
 	unsigned long long out_of_order; /* records given on before an earlier one (reorder.h) */
+	/* Set by the caller when it can lend records (give_back NULL: it
+	 * cannot), before begin(). */
+	struct reorder_lender lender;
 };
 
 #endif /* KMEMSNOOP_SINK_H */

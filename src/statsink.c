@@ -94,6 +94,7 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 {
 	struct stat_sink *ss = stat_of(sk);
 	struct kmt_glance g;
+	int ret;
 
 	if (ev)
 		return count(ss, ev, cpu); /* a replay's: in order, names resolved */
@@ -107,7 +108,11 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 	 * (ordersink.c). */
 	if (!g.has_time || g.event_id == KMT_EVENT_CACHE)
 		return decode_and_add(ss, data, size, cpu);
-	return held_status(ss, reorder_push(ss->held, cpu, data, g.event_size, g.timestamp));
+	if (!sk->lender.give_back)
+		return held_status(ss, reorder_push(ss->held, cpu, data, g.event_size,
+						    g.timestamp));
+	ret = reorder_hold(ss->held, cpu, data, g.event_size, g.timestamp);
+	return ret ? held_status(ss, ret) : SINK_HELD;
 }
 
 static int stat_sync(struct sink *sk, unsigned long long before_ns)
@@ -334,6 +339,8 @@ struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms
 		ss->tasks = tasktab_new();
 		if (rings > 0)
 			ss->held = reorder_new(REORDER_CAP, rings, decode_and_add, ss);
+		if (ss->held)
+			reorder_set_lender(ss->held, &ss->sink.lender);
 	}
 	free(t.cpus);
 	free(t.blocks);

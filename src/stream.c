@@ -76,6 +76,8 @@ static int on_record(void *ctx, int cpu, const void *data, size_t size)
 	if (kmt_record_is_event(data, size))
 		st->records++;
 	ret = st->sink->ops->record(st->sink, cpu, data, size, NULL);
+	if (ret == SINK_HELD)
+		return RING_KEPT;
 	if (ret == SINK_GONE) {
 		st->output_gone = true;
 		return -EPIPE;
@@ -195,6 +197,8 @@ static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 
 static void free_rings(struct stream *st, int ncpus)
 {
+	if (st->sink)
+		st->sink->lender.give_back = NULL;
 	ring_reader_free(st->rings);
 	st->rings = NULL;
 	for (int cpu = 0; st->ring_fds && cpu < ncpus; cpu++)
@@ -202,6 +206,12 @@ static void free_rings(struct stream *st, int ncpus)
 			close(st->ring_fds[cpu]);
 	free(st->ring_fds);
 	st->ring_fds = NULL;
+}
+
+/* A record a sink held in time order is no longer needed. */
+static void give_back(void *owner, int cpu, const void *data)
+{
+	ring_reader_give_back(owner, cpu, data);
 }
 
 /* One ring per CPU, each in the outer map at its CPU's index. */
@@ -238,6 +248,9 @@ static int create_rings(struct mode *m)
 		session_fail(s, "mapping the ring buffers: %s", strerror(e));
 		return session_refused(s, e);
 	}
+	/* Half of each ring for records held in time order, the rest for
+	 * what comes meanwhile (a wakeup every quarter). */
+	st->sink->lender = (struct reorder_lender){ give_back, st->rings, size / 2 };
 	return 0;
 }
 

@@ -4,9 +4,10 @@
  * time order, equal times in the order they came; release stops at its
  * time, sync keeps the margin; past the cap the oldest goes out early and
  * what then comes out before an earlier one is counted; an emit error
- * stops a release; records larger than a slot come back whole; and two
- * "rings" read in turn, synced as the stream syncs, give one ordered
- * stream.
+ * stops a release; records larger than a slot come back whole; records
+ * held where their lender has them come out whole and go back to it once
+ * each, after they were emitted or copied; and two "rings" read in turn,
+ * synced as the stream syncs, give one ordered stream.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,79 @@ static void emit_error(struct unit *u, struct seen *s)
 	unit_end(&c);
 }
 
+/* A lender of records: a buffer of them, each given back once, and then
+ * overwritten, as a ring's producer would. */
+#define LENT_MAX 8
+#define LENT_STRIDE 64
+
+struct fake_lender {
+	unsigned char buf[LENT_MAX][LENT_STRIDE];
+	int given_back[LENT_MAX];
+	int wrong; /* give_backs of something never lent */
+};
+
+static void fake_give_back(void *owner, int ring, const void *data)
+{
+	struct fake_lender *l = owner;
+	size_t off = (size_t)((const unsigned char *)data - &l->buf[0][0]);
+
+	(void)ring;
+	if (off % LENT_STRIDE || off / LENT_STRIDE >= LENT_MAX) {
+		l->wrong++;
+		return;
+	}
+	l->given_back[off / LENT_STRIDE]++;
+	memset(l->buf[off / LENT_STRIDE], 0xee, LENT_STRIDE);
+}
+
+static int lend(struct reorder *r, struct fake_lender *l, int i, unsigned long long ts, int cpu)
+{
+	struct rec rec = { ts, i, { 0 } };
+
+	memset(rec.fill, (unsigned char)i, sizeof(rec.fill));
+	memcpy(l->buf[i], &rec, 40);
+	return reorder_hold(r, cpu, l->buf[i], 40, ts);
+}
+
+static void lent_records(struct unit *u, struct seen *s)
+{
+	struct fake_lender *l = calloc(1, sizeof(*l));
+	struct reorder_lender lender = { fake_give_back, l, 1 << 20 };
+	struct unit_case c;
+	struct reorder *r;
+	char buf[128];
+
+	unit_begin(&c, u, "reorder.lent_records");
+	memset(s, 0, sizeof(*s));
+	r = reorder_new(16, 2, collect, s);
+	CHECK(&c, r != NULL && l != NULL);
+	if (r && l) {
+		reorder_set_lender(r, &lender);
+		for (int i = 0; i < 4; i++)
+			CHECK(&c, lend(r, l, i, 100 - (unsigned long long)i * 10, i % 2) == 0);
+		CHECK(&c, reorder_release_until(r, 85) == 0);
+		/* Emitted before they were given back, so whole. */
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "3 2");
+		CHECK(&c, l->given_back[3] == 1 && l->given_back[2] == 1);
+		CHECK(&c, l->given_back[0] == 0 && l->given_back[1] == 0);
+		/* Room for two of them: the oldest others are copied and given
+		 * back at once, and still come out whole. */
+		lender.max_bytes = 2 * 48;
+		for (int i = 4; i < 7; i++)
+			CHECK(&c, lend(r, l, i, 200 + (unsigned long long)i, 0) == 0);
+		CHECK(&c, l->given_back[0] == 1 && l->given_back[4] == 1);
+		CHECK(&c, l->given_back[5] == 0 && l->given_back[6] == 0);
+		CHECK(&c, reorder_flush(r) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "3 2 1 0 4 5 6");
+		for (int i = 0; i < 7; i++)
+			CHECK_U64(&c, l->given_back[i], 1);
+		CHECK_U64(&c, l->wrong, 0);
+	}
+	reorder_free(r);
+	free(l);
+	unit_end(&c);
+}
+
 /*
  * Two CPUs' rings, each in time order, read one after the other in rounds
  * as the stream reads them: a round ends at "now", every ring is read to
@@ -318,6 +392,7 @@ void test_reorder(struct unit *u)
 	cap(u, s);
 	sizes(u, s);
 	emit_error(u, s);
+	lent_records(u, s);
 	rings(u, s);
 	free(s);
 }
