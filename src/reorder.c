@@ -61,6 +61,7 @@ struct queue {
 	struct key *keys;
 	size_t head, len, size; /* size: a power of two */
 	size_t lent;            /* bytes of its lender's held */
+	size_t settled;         /* keys at the head, none of them borrowed */
 };
 
 struct reorder {
@@ -127,6 +128,7 @@ void reorder_free(struct reorder *r)
 {
 	if (!r)
 		return;
+
 	for (int i = 0; r->queues && i < r->nqueues; i++) {
 		struct queue *q = &r->queues[i];
 
@@ -213,8 +215,8 @@ static int grow(struct queue *q)
 	return 0;
 }
 
-/* Puts k in its place in q, from the tail; 1 when that is the head. */
-static int insert(struct queue *q, const struct key *k)
+/* Puts k in its place in q, from the tail; where that is. */
+static size_t insert(struct queue *q, const struct key *k)
 {
 	size_t i = q->len++;
 
@@ -223,7 +225,9 @@ static int insert(struct queue *q, const struct key *k)
 		i--;
 	}
 	*key_at(q, i) = *k;
-	return i == 0;
+	if (i <= q->settled)
+		q->settled = k->where == BORROWED ? i : q->settled + 1;
+	return i;
 }
 
 /* The bytes a lent record takes where its lender has it: a ring's 8-byte
@@ -252,6 +256,8 @@ static int emit_oldest_to(struct reorder *r, reorder_emit_fn emit)
 			__builtin_prefetch(ahead->data + CACHE_LINE);
 	}
 	q->head = (q->head + 1) & (q->size - 1);
+	if (q->settled)
+		q->settled--;
 	if (--q->len) {
 		heap_down(r, 0);
 	} else {
@@ -312,7 +318,7 @@ static int add_key(struct reorder *r, int qi, const struct key *k)
 
 	r->arrivals++;
 	r->held++;
-	if (insert(q, k)) {
+	if (insert(q, k) == 0) {
 		if (r->pos[qi] < 0)
 			heap_place(r, r->nheap++, qi);
 		heap_up(r, r->pos[qi]);
@@ -343,8 +349,9 @@ static int copy_out_of_lender(struct reorder *r, int qi)
 {
 	struct queue *q = &r->queues[qi];
 
-	for (size_t i = 0; i < q->len && q->lent > r->lender->max_bytes; i++) {
-		struct key *k = key_at(q, i);
+	/* From where the queue has borrowed records. */
+	for (; q->settled < q->len && q->lent > r->lender->max_bytes; q->settled++) {
+		struct key *k = key_at(q, q->settled);
 		const void *lent = k->data;
 
 		if (k->where != BORROWED)

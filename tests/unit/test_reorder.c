@@ -311,9 +311,13 @@ static void lent_records(struct unit *u, struct seen *s)
 			CHECK(&c, lend(r, l, i, 200 + (unsigned long long)i, 0) == 0);
 		CHECK(&c, l->given_back[0] == 1 && l->given_back[4] == 1);
 		CHECK(&c, l->given_back[5] == 0 && l->given_back[6] == 0);
+		/* An older one lands before the copied 4: it is the oldest
+		 * borrowed now, so the one copied. */
+		CHECK(&c, lend(r, l, 7, 201, 0) == 0);
+		CHECK(&c, l->given_back[7] == 1 && l->given_back[5] == 0);
 		CHECK(&c, reorder_flush(r) == 0);
-		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "3 2 1 0 4 5 6");
-		for (int i = 0; i < 7; i++)
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "3 2 1 0 7 4 5 6");
+		for (int i = 0; i < 8; i++)
 			CHECK_U64(&c, l->given_back[i], 1);
 		CHECK_U64(&c, l->wrong, 0);
 	}
