@@ -236,7 +236,7 @@ unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 # The BPF programs run on crafted arguments (BPF_PROG_TEST_RUN); static,
 # so that it runs in the test VMs too.
 BPF_PROGS_OBJS := $(OUTPUT)/kernel_features.o $(OUTPUT)/sources.o $(OUTPUT)/record.o \
-	$(OUTPUT)/idtab.o $(OUTPUT)/tasktab.o
+	$(OUTPUT)/idtab.o $(OUTPUT)/tasktab.o $(OUTPUT)/ringbuf.o
 
 $(TEST_BIN)/bpf_progs: tests/bpf_progs.c $(BPF_PROGS_OBJS) $(SKELETONS) $(LIBBPF_DEP)
 	mkdir -p $(@D)

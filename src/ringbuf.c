@@ -30,7 +30,8 @@
 
 #include "ringbuf.h"
 
-/* Publish the consumer position at least this often within a batch. */
+/* Publish the consumer position at least this often (bytes moved over),
+ * and at least every sixteenth of a ring. */
 #define PUBLISH_BYTES (256 * 1024)
 
 struct ring {
@@ -54,6 +55,7 @@ struct ring_reader {
 	int nrings;
 	size_t ring_size;
 	size_t page_size;
+	size_t publish_bytes;
 	int epoll_fd;
 	struct epoll_event *events;
 	ring_record_fn fn;
@@ -112,6 +114,7 @@ struct ring_reader *ring_reader_new(const int *fds, int nrings, size_t ring_size
 	rr->epoll_fd = -1;
 	rr->page_size = sysconf(_SC_PAGESIZE);
 	rr->ring_size = ring_size;
+	rr->publish_bytes = ring_size / 16 < PUBLISH_BYTES ? ring_size / 16 : PUBLISH_BYTES;
 	rr->fn = fn;
 	rr->ctx = ctx;
 	rr->rings = calloc(nrings, sizeof(*rr->rings));
@@ -164,9 +167,9 @@ static void publish(struct ring *r)
 
 /* The kernel sees the space given back now and then, not per record: each
  * store pulls the position's cache line away from the producing CPU. */
-static inline void publish_now_and_then(struct ring *r)
+static inline void publish_now_and_then(struct ring *r, size_t every)
 {
-	if (r->cons - r->published >= PUBLISH_BYTES)
+	if (r->cons - r->published >= every)
 		publish(r);
 }
 
@@ -225,7 +228,7 @@ void ring_reader_give_back(struct ring_reader *rr, int ring, const void *data)
 	r->nkept--;
 	if (!r->nkept || off == (r->cons & r->mask)) {
 		advance(r);
-		publish_now_and_then(r);
+		publish_now_and_then(r, rr->publish_bytes);
 	}
 }
 
@@ -254,7 +257,7 @@ static int consume_ring(struct ring_reader *rr, int idx, long *count, bool *drai
 			break;
 		if (!r->nkept) {
 			r->cons = r->read;
-			publish_now_and_then(r);
+			publish_now_and_then(r, rr->publish_bytes);
 		}
 		if (r->read >= prod)
 			prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);

@@ -30,6 +30,7 @@
 #include "pagesite_defs.h"
 #include "kmemsnoop.skel.h"
 #include "record.h"
+#include "ringbuf.h"
 #include "tasktab.h"
 
 #define CPU 0                       /* the tests run pinned here */
@@ -720,6 +721,136 @@ static void test_stream(const struct setup *base)
 	kmemsnoop_bpf__destroy(skel);
 }
 
+/* --- records kept in the ring ------------------------------------------------------- */
+
+#define KEEP_RING (16 << 10) /* about 220 kmalloc records */
+#define KEEP_ROUNDS 20
+#define KEEP_PER_ROUND 100 /* 2,000 records in all: 9 times what the ring holds */
+#define KEEP_MAX 512
+
+struct keeper {
+	struct ring_reader *rr;
+	const void *kept[KEEP_MAX];
+	int nkept;
+	__u64 next_ptr;  /* the kmalloc expected next */
+	int bad, events; /* kmallocs out of sequence or altered, and in sequence */
+	bool at_once;    /* every seventh given back while in hand */
+	bool gaps;       /* records lost: the sequence may skip */
+};
+
+static bool kept_intact(struct keeper *k, const void *data, size_t size)
+{
+	struct kmt_event ev;
+
+	if (kmt_decode(data, size, CPU, &ev) != KMT_OK)
+		return false;
+	if (!kmt_is_memory_event(&ev))
+		return true; /* the task's record */
+	if (ev.ptr != k->next_ptr && !(k->gaps && ev.ptr > k->next_ptr))
+		return false;
+	k->next_ptr = ev.ptr + 64;
+	k->events++;
+	return true;
+}
+
+static int keep_record(void *ctx, int ring, const void *data, size_t size)
+{
+	struct keeper *k = ctx;
+
+	k->bad += !kept_intact(k, data, size);
+	if ((k->at_once && k->events % 7 == 0) || k->nkept == KEEP_MAX)
+		ring_reader_give_back(k->rr, ring, data);
+	else
+		k->kept[k->nkept++] = data;
+	return RING_KEPT;
+}
+
+/* Newest first: the consumer position moves only at the last, the oldest.
+ * Each is checked again: the producer has not written over it. */
+static void give_all_back(struct keeper *k)
+{
+	while (k->nkept) {
+		const void *data = k->kept[--k->nkept];
+		struct kmt_event ev;
+
+		if (kmt_decode(data, 64, CPU, &ev) != KMT_OK)
+			k->bad++;
+		ring_reader_give_back(k->rr, 0, data);
+	}
+}
+
+static unsigned long long ring_losses(struct kmemsnoop_bpf *skel)
+{
+	return skel->bss->losses[CPU].events;
+}
+
+/* count kmallocs of consecutive pointers from *ptr, then the ring read. */
+static void write_and_read(struct kmemsnoop_bpf *skel, const struct setup *s, struct keeper *k,
+			   __u64 *ptr, int count)
+{
+	for (int i = 0; i < count; i++, *ptr += 64)
+		kmalloc(skel, s, SITE1, *ptr, 200, 256);
+	ring_reader_consume(k->rr);
+}
+
+/*
+ * The reader of the live rings (src/ringbuf.c) keeps records where the
+ * ring has them: 2,000 records through a ring that holds about 220, each
+ * kept until its round ends and given back newest first (every seventh at
+ * once, while in hand), arrive whole and in sequence with none lost.
+ * Kept records do hold the ring's space: kept on, the ring fills and loses
+ * records; given back, it takes them again.
+ */
+static void test_kept(const struct setup *base)
+{
+	struct setup s = *base;
+	struct kmemsnoop_bpf *skel;
+	struct keeper k = { .next_ptr = PTR, .at_once = true };
+	unsigned long long lost;
+	__u64 ptr = PTR;
+	__u32 cpu = CPU;
+	int fd, round, events;
+
+	s.stream = true;
+	skel = load(&s, "stream.kept");
+	if (!skel)
+		return;
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "test_ring", 0, 0, KEEP_RING, NULL);
+	if (fd < 0 || bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &cpu, &fd, BPF_ANY) ||
+	    !(k.rr = ring_reader_new(&fd, 1, KEEP_RING, keep_record, &k))) {
+		result(false, "stream.kept: making the ring: %s", strerror(errno));
+		goto out;
+	}
+	for (round = 0; round < KEEP_ROUNDS; round++) {
+		write_and_read(skel, &s, &k, &ptr, KEEP_PER_ROUND);
+		give_all_back(&k);
+	}
+	result(!k.bad && k.events == KEEP_ROUNDS * KEEP_PER_ROUND && !ring_losses(skel),
+	       "stream.%s.kept_given_back: %d records in sequence (want %d), %d out of "
+	       "sequence or altered, %llu lost (want 0)", path_name(&s), k.events,
+	       KEEP_ROUNDS * KEEP_PER_ROUND, k.bad, ring_losses(skel));
+
+	k.at_once = false;
+	k.gaps = true;
+	for (round = 0; round < 4; round++)
+		write_and_read(skel, &s, &k, &ptr, KEEP_PER_ROUND);
+	lost = ring_losses(skel);
+	give_all_back(&k);
+	events = k.events;
+	write_and_read(skel, &s, &k, &ptr, KEEP_PER_ROUND);
+	give_all_back(&k);
+	result(lost > 0 && ring_losses(skel) == lost && k.events - events == KEEP_PER_ROUND &&
+		       !k.bad,
+	       "stream.%s.kept_hold_space: %llu lost with 400 kept (want some), then %llu "
+	       "more and %d read after giving them back (want 0 and %d)", path_name(&s), lost,
+	       ring_losses(skel) - lost, k.events - events, KEEP_PER_ROUND);
+out:
+	ring_reader_free(k.rr);
+	if (fd >= 0)
+		close(fd);
+	kmemsnoop_bpf__destroy(skel);
+}
+
 /* --- --stat in maps ------------------------------------------------------------------ */
 
 /* The kmalloc key of site with 256-byte objects, summed over the CPUs. */
@@ -898,6 +1029,7 @@ int main(void)
 		test_hist(&base);
 		test_filter_both(&base);
 		test_stream(&base);
+		test_kept(&base);
 		test_stat(&base);
 	}
 	return failures ? 1 : 0;
