@@ -364,22 +364,54 @@ static int copy_out_of_lender(struct reorder *r, int qi)
 	return 0;
 }
 
+/* The record just held in queue qi copied, if it is still there and
+ * borrowed: after an error the caller does not keep it where it is.  A
+ * record too large for a slot that cannot be copied is held empty (it
+ * decodes to nothing, counted where emitted). */
+static void take_copy(struct reorder *r, int qi, const void *data)
+{
+	struct queue *q = &r->queues[qi];
+
+	for (size_t i = q->len; i-- > 0;) {
+		struct key *k = key_at(q, i);
+
+		if (k->data != data || k->where != BORROWED)
+			continue;
+		q->lent -= lent_bytes(k->size);
+		if (copy_in(r, k, data, k->size)) {
+			k->data = NULL;
+			k->size = 0;
+			k->where = ON_HEAP;
+		}
+		return;
+	}
+}
+
 int reorder_hold(struct reorder *r, int ring, const void *data, size_t size,
 		 unsigned long long ts)
 {
-	int qi = queue_of(r, ring);
-	struct queue *q = &r->queues[qi];
 	struct key k = { ts, r->arrivals, (uint32_t)size, BORROWED, data };
+	struct queue *q;
 	int ret;
 
-	if (!r->lender || size > RECORD_MAX)
+	if (!r->lender || !r->lender->give_back)
 		return reorder_push(r, ring, data, size, ts);
-	if (q->len == q->size && grow(q))
+	if (ring < 0 || ring >= r->nqueues) {
+		/* No queue of its own to give it back from: a copy. */
+		ret = reorder_push(r, ring, data, size, ts);
+		if (!ret)
+			r->lender->give_back(r->lender->owner, ring, data);
+		return ret;
+	}
+	q = &r->queues[ring];
+	if (size > RECORD_MAX || (q->len == q->size && grow(q)))
 		return REORDER_NOMEM;
 	q->lent += lent_bytes(size);
-	ret = add_key(r, qi, &k);
+	ret = add_key(r, ring, &k);
 	if (!ret && q->lent > r->lender->max_bytes)
-		ret = copy_out_of_lender(r, qi);
+		ret = copy_out_of_lender(r, ring);
+	if (ret)
+		take_copy(r, ring, data);
 	return ret;
 }
 

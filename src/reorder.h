@@ -54,9 +54,13 @@ void reorder_free(struct reorder *r);
 int reorder_push(struct reorder *r, int ring, const void *data, size_t size,
 		 unsigned long long ts);
 
-/* As reorder_push, but the record stays where it is (a reorder_hold()
- * that returned 0 has it), given back through the lender, which must be
- * set; without one it is copied.  Records of at most 65535 bytes. */
+/*
+ * As reorder_push, but the record stays where it is, its lender (which
+ * must be set) given it back once it is no longer needed: emitted, or
+ * copied out (at once, when it is emitted to make room).  0: held so.
+ * Otherwise it was not: REORDER_NOMEM, or an emit's status with the
+ * record copied.
+ */
 int reorder_hold(struct reorder *r, int ring, const void *data, size_t size,
 		 unsigned long long ts);
 /* The lender of reorder_hold()'s records, read at each use: *lender must

@@ -60,6 +60,7 @@ struct ring_reader {
 	struct epoll_event *events;
 	ring_record_fn fn;
 	void *ctx;
+	bool undrained; /* the last consume left records in a ring */
 };
 
 static int map_ring(struct ring *r, int fd, size_t ring_size, size_t page_size)
@@ -284,6 +285,7 @@ int ring_reader_consume(struct ring_reader *rr)
 	unsigned long long now = monotonic_ns();
 	long count = 0;
 
+	rr->undrained = false;
 	for (int i = 0; i < rr->nrings; i++) {
 		bool drained = false;
 		int ret = consume_ring(rr, i, &count, &drained);
@@ -292,6 +294,8 @@ int ring_reader_consume(struct ring_reader *rr)
 			return ret;
 		if (drained)
 			rr->rings[i].read_until = now;
+		else
+			rr->undrained = true;
 	}
 	return count > INT32_MAX ? INT32_MAX : (int)count;
 }
@@ -308,7 +312,14 @@ unsigned long long ring_reader_read_until(const struct ring_reader *rr)
 
 int ring_reader_poll(struct ring_reader *rr, int timeout_ms)
 {
-	int n = epoll_wait(rr->epoll_fd, rr->events, rr->nrings, timeout_ms);
+	int n;
+
+	/* Before sleeping, the kernel sees all the space given back since
+	 * the last consume.  A ring left with records does not wait for a
+	 * wakeup: edge-triggered, none may come for them. */
+	for (int i = 0; i < rr->nrings; i++)
+		publish(&rr->rings[i]);
+	n = epoll_wait(rr->epoll_fd, rr->events, rr->nrings, rr->undrained ? 0 : timeout_ms);
 
 	if (n < 0 && errno != EINTR)
 		return -errno;

@@ -723,14 +723,19 @@ static void test_stream(const struct setup *base)
 
 /* --- records kept in the ring ------------------------------------------------------- */
 
-#define KEEP_RING (16 << 10) /* about 220 kmalloc records */
+#define KEEP_RING (16 << 10) /* 227 kmalloc records of 72 bytes with their headers */
 #define KEEP_ROUNDS 20
 #define KEEP_PER_ROUND 100 /* 2,000 records in all: 9 times what the ring holds */
 #define KEEP_MAX 512
 
+struct kept {
+	const void *data;
+	__u64 ptr; /* what it said when it came; 0: a task record */
+};
+
 struct keeper {
 	struct ring_reader *rr;
-	const void *kept[KEEP_MAX];
+	struct kept kept[KEEP_MAX];
 	int nkept;
 	__u64 next_ptr;  /* the kmalloc expected next */
 	int bad, events; /* kmallocs out of sequence or altered, and in sequence */
@@ -738,45 +743,50 @@ struct keeper {
 	bool gaps;       /* records lost: the sequence may skip */
 };
 
-static bool kept_intact(struct keeper *k, const void *data, size_t size)
+/* The kmalloc's pointer (0 for another record, ~0 when undecodable). */
+static __u64 kept_ptr(const void *data, size_t size)
 {
 	struct kmt_event ev;
 
 	if (kmt_decode(data, size, CPU, &ev) != KMT_OK)
-		return false;
-	if (!kmt_is_memory_event(&ev))
-		return true; /* the task's record */
-	if (ev.ptr != k->next_ptr && !(k->gaps && ev.ptr > k->next_ptr))
-		return false;
-	k->next_ptr = ev.ptr + 64;
-	k->events++;
-	return true;
+		return ~0ULL;
+	return kmt_is_memory_event(&ev) ? ev.ptr : 0;
 }
 
 static int keep_record(void *ctx, int ring, const void *data, size_t size)
 {
 	struct keeper *k = ctx;
+	__u64 ptr = kept_ptr(data, size);
 
-	k->bad += !kept_intact(k, data, size);
+	if (ptr) {
+		if (ptr != k->next_ptr && !(k->gaps && ptr > k->next_ptr && ptr != ~0ULL))
+			k->bad++;
+		k->next_ptr = ptr + 64;
+		k->events++;
+	}
 	if ((k->at_once && k->events % 7 == 0) || k->nkept == KEEP_MAX)
 		ring_reader_give_back(k->rr, ring, data);
 	else
-		k->kept[k->nkept++] = data;
+		k->kept[k->nkept++] = (struct kept){ data, ptr };
 	return RING_KEPT;
 }
 
-/* Newest first: the consumer position moves only at the last, the oldest.
- * Each is checked again: the producer has not written over it. */
+/* Kept records from..to-1 given back, each first checked: the producer has
+ * not written over it. */
+static void give_back_range(struct keeper *k, int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		k->bad += kept_ptr(k->kept[i].data, 64) != k->kept[i].ptr;
+		ring_reader_give_back(k->rr, 0, k->kept[i].data);
+	}
+}
+
+/* Newest first: the consumer position moves only at the last, the oldest. */
 static void give_all_back(struct keeper *k)
 {
-	while (k->nkept) {
-		const void *data = k->kept[--k->nkept];
-		struct kmt_event ev;
-
-		if (kmt_decode(data, 64, CPU, &ev) != KMT_OK)
-			k->bad++;
-		ring_reader_give_back(k->rr, 0, data);
-	}
+	for (int i = k->nkept - 1; i >= 0; i--)
+		give_back_range(k, i, i + 1);
+	k->nkept = 0;
 }
 
 static unsigned long long ring_losses(struct kmemsnoop_bpf *skel)
@@ -795,11 +805,12 @@ static void write_and_read(struct kmemsnoop_bpf *skel, const struct setup *s, st
 
 /*
  * The reader of the live rings (src/ringbuf.c) keeps records where the
- * ring has them: 2,000 records through a ring that holds about 220, each
- * kept until its round ends and given back newest first (every seventh at
+ * ring has them: 2,000 records through a ring that holds 227, each kept
+ * until its round ends and given back newest first (every seventh at
  * once, while in hand), arrive whole and in sequence with none lost.
- * Kept records do hold the ring's space: kept on, the ring fills and loses
- * records; given back, it takes them again.
+ * Kept records hold the ring's space: kept on, the ring fills and loses
+ * records, and none of the kept is written over; given back, the ring takes
+ * records again.  Given back oldest first, only those are released.
  */
 static void test_kept(const struct setup *base)
 {
@@ -842,8 +853,21 @@ static void test_kept(const struct setup *base)
 	result(lost > 0 && ring_losses(skel) == lost && k.events - events == KEEP_PER_ROUND &&
 		       !k.bad,
 	       "stream.%s.kept_hold_space: %llu lost with 400 kept (want some), then %llu "
-	       "more and %d read after giving them back (want 0 and %d)", path_name(&s), lost,
-	       ring_losses(skel) - lost, k.events - events, KEEP_PER_ROUND);
+	       "more and %d read after giving them back (want 0 and %d), %d altered (want 0)",
+	       path_name(&s), lost, ring_losses(skel) - lost, k.events - events,
+	       KEEP_PER_ROUND, k.bad);
+
+	/* 150 kept, the oldest 10 given back: 100 more overflow what that
+	 * freed, and must not land on the 140 still kept. */
+	write_and_read(skel, &s, &k, &ptr, 150);
+	give_back_range(&k, 0, 10);
+	memmove(k.kept, k.kept + 10, (k.nkept - 10) * sizeof(k.kept[0]));
+	k.nkept -= 10;
+	write_and_read(skel, &s, &k, &ptr, 100);
+	give_all_back(&k);
+	result(!k.bad && ring_losses(skel) > lost,
+	       "stream.%s.kept_oldest_first: %d kept records altered (want 0), %llu lost "
+	       "(want some: the ring was full)", path_name(&s), k.bad, ring_losses(skel) - lost);
 out:
 	ring_reader_free(k.rr);
 	if (fd >= 0)

@@ -326,6 +326,48 @@ static void lent_records(struct unit *u, struct seen *s)
 	unit_end(&c);
 }
 
+/* Lent records at the edges: one emitted to make room goes back before
+ * reorder_hold() returns; one whose hold fails (the emit that made room
+ * failed) is copied, not given back, and comes out whole after the lender
+ * reused its space; one of a ring without a queue is copied and given
+ * back at once. */
+static void lent_edges(struct unit *u, struct seen *s)
+{
+	struct fake_lender *l = calloc(1, sizeof(*l));
+	struct reorder_lender lender = { fake_give_back, l, 1 << 20 };
+	struct unit_case c;
+	struct reorder *r;
+	char buf[128];
+
+	unit_begin(&c, u, "reorder.lent_edges");
+	memset(s, 0, sizeof(*s));
+	r = reorder_new(2, 2, collect, s);
+	CHECK(&c, r != NULL && l != NULL);
+	if (r && l) {
+		reorder_set_lender(r, &lender);
+		CHECK(&c, lend(r, l, 0, 50, 0) == 0);
+		/* The second fills the cap: it is the oldest, so it goes. */
+		CHECK(&c, lend(r, l, 1, 10, 1) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "1");
+		CHECK(&c, l->given_back[1] == 1 && l->given_back[0] == 0);
+		/* The emit that makes room for the third fails. */
+		s->fail_at = 2;
+		CHECK(&c, lend(r, l, 2, 70, 1) == -1);
+		CHECK(&c, l->given_back[2] == 0 && l->given_back[0] == 1);
+		memset(l->buf[2], 0xee, LENT_STRIDE); /* its space reused */
+		s->fail_at = 0;
+		/* Ring 5 has no queue. */
+		CHECK(&c, lend(r, l, 3, 80, 5) == 0);
+		CHECK_U64(&c, l->given_back[3], 1);
+		CHECK(&c, reorder_flush(r) == 0);
+		CHECK_STR(&c, ids(s, buf, sizeof(buf)), "1 2 3");
+		CHECK_U64(&c, l->wrong, 0);
+	}
+	reorder_free(r);
+	free(l);
+	unit_end(&c);
+}
+
 /*
  * Two CPUs' rings, each in time order, read one after the other in rounds
  * as the stream reads them: a round ends at "now", every ring is read to
@@ -397,6 +439,7 @@ void test_reorder(struct unit *u)
 	sizes(u, s);
 	emit_error(u, s);
 	lent_records(u, s);
+	lent_edges(u, s);
 	rings(u, s);
 	free(s);
 }
