@@ -45,9 +45,6 @@ struct ring {
 	unsigned long published; /* cons as the kernel last saw it */
 	uint64_t *kept;          /* a bit per 8 bytes: a record kept there */
 	size_t nkept;
-	/* The record in the callback's hands, given back before it returned. */
-	bool in_hand, given_back;
-	size_t hand_off;
 };
 
 struct ring_reader {
@@ -158,6 +155,22 @@ static inline bool is_kept(const struct ring *r, size_t off)
 	return r->kept[off / 8 / 64] & 1ULL << (off / 8 % 64);
 }
 
+static inline void keep(struct ring *r, size_t off)
+{
+	r->kept[off / 8 / 64] |= 1ULL << (off / 8 % 64);
+	r->nkept++;
+}
+
+/* False when the record at off was not kept. */
+static inline bool unkeep(struct ring *r, size_t off)
+{
+	if (!is_kept(r, off))
+		return false;
+	r->kept[off / 8 / 64] &= ~(1ULL << (off / 8 % 64));
+	r->nkept--;
+	return true;
+}
+
 static void publish(struct ring *r)
 {
 	if (r->cons == r->published)
@@ -190,21 +203,17 @@ static void advance(struct ring *r)
 	}
 }
 
-/* Gives the callback the record at off; RING_KEPT is remembered. */
+/* Gives the callback the record at off, kept from the start: the callback
+ * may give it back before it returns (printed at once to make room). */
 static int hand_over(struct ring_reader *rr, int idx, size_t off, uint32_t len)
 {
 	struct ring *r = &rr->rings[idx];
 	int ret;
 
-	r->in_hand = true;
-	r->given_back = false;
-	r->hand_off = off;
+	keep(r, off);
 	ret = rr->fn(rr->ctx, idx, r->data + off + BPF_RINGBUF_HDR_SZ, len);
-	r->in_hand = false;
-	if (ret == RING_KEPT && !r->given_back) {
-		r->kept[off / 8 / 64] |= 1ULL << (off / 8 % 64);
-		r->nkept++;
-	}
+	if (ret != RING_KEPT)
+		unkeep(r, off);
 	return ret < 0 ? ret : 0;
 }
 
@@ -217,16 +226,8 @@ void ring_reader_give_back(struct ring_reader *rr, int ring, const void *data)
 		return;
 	r = &rr->rings[ring];
 	off = (size_t)((const char *)data - BPF_RINGBUF_HDR_SZ - r->data);
-	if (off >= rr->ring_size || off % 8)
+	if (off >= rr->ring_size || off % 8 || !unkeep(r, off))
 		return;
-	if (r->in_hand && off == r->hand_off) {
-		r->given_back = true;
-		return;
-	}
-	if (!is_kept(r, off))
-		return;
-	r->kept[off / 8 / 64] &= ~(1ULL << (off / 8 % 64));
-	r->nkept--;
 	if (!r->nkept || off == (r->cons & r->mask)) {
 		advance(r);
 		publish_now_and_then(r, rr->publish_bytes);
