@@ -93,11 +93,8 @@ static int order_record(struct sink *sk, int cpu, const void *data, size_t size,
 	 * event described the cache has an earlier time than the description. */
 	if (!g.has_time || g.event_id == KMT_EVENT_CACHE)
 		return inner_status(os, decode_and_pass_on(os, data, size, cpu));
-	if (!sk->lender.give_back)
-		return inner_status(os, reorder_push(os->held, cpu, data, g.event_size,
-						     g.timestamp));
 	ret = reorder_hold(os->held, cpu, data, g.event_size, g.timestamp);
-	return ret ? inner_status(os, ret) : SINK_HELD;
+	return ret == REORDER_KEPT ? SINK_HELD : inner_status(os, ret);
 }
 
 static int order_sync(struct sink *sk, unsigned long long before_ns)

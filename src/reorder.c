@@ -394,15 +394,10 @@ int reorder_hold(struct reorder *r, int ring, const void *data, size_t size,
 	struct queue *q;
 	int ret;
 
-	if (!r->lender || !r->lender->give_back)
+	/* Without a lender, or a queue of its own to give it back from: a
+	 * copy. */
+	if (!r->lender || !r->lender->give_back || ring < 0 || ring >= r->nqueues)
 		return reorder_push(r, ring, data, size, ts);
-	if (ring < 0 || ring >= r->nqueues) {
-		/* No queue of its own to give it back from: a copy. */
-		ret = reorder_push(r, ring, data, size, ts);
-		if (!ret)
-			r->lender->give_back(r->lender->owner, ring, data);
-		return ret;
-	}
 	q = &r->queues[ring];
 	if (size > RECORD_MAX || (q->len == q->size && grow(q)))
 		return REORDER_NOMEM;
@@ -410,8 +405,9 @@ int reorder_hold(struct reorder *r, int ring, const void *data, size_t size,
 	ret = add_key(r, ring, &k);
 	if (!ret && q->lent > r->lender->max_bytes)
 		ret = copy_out_of_lender(r, ring);
-	if (ret)
-		take_copy(r, ring, data);
+	if (!ret)
+		return REORDER_KEPT;
+	take_copy(r, ring, data);
 	return ret;
 }
 

@@ -23,8 +23,11 @@ struct reorder;
 #define REORDER_CAP 65536
 #define REORDER_CAP_MAX (1u << 24)
 
-/* Besides what emit returns: memory for the record's key ran out. */
+/* Besides what emit returns (which is neither of these): memory for the
+ * record's key ran out; reorder_hold() kept the record where its lender
+ * has it. */
 #define REORDER_NOMEM (-2)
+#define REORDER_KEPT 3
 
 /* Where a record goes on, its bytes valid until the callback returns: its
  * status is what release/push return when nonzero (and the rest is not
@@ -55,11 +58,12 @@ int reorder_push(struct reorder *r, int ring, const void *data, size_t size,
 		 unsigned long long ts);
 
 /*
- * As reorder_push, but the record stays where it is, its lender (which
- * must be set) given it back once it is no longer needed: emitted, or
- * copied out (at once, when it is emitted to make room).  0: held so.
- * Otherwise it was not: REORDER_NOMEM, or an emit's status with the
- * record copied.
+ * As reorder_push, but the record stays where it is, given back through
+ * the lender once no longer needed: emitted, or copied out (at once, when
+ * it is emitted to make room).  REORDER_KEPT: held so.  Without a lender,
+ * or for a ring without a queue, it is copied: reorder_push's status.  On
+ * any other status it was not kept: REORDER_NOMEM, or an emit's status
+ * with the record copied.
  */
 int reorder_hold(struct reorder *r, int ring, const void *data, size_t size,
 		 unsigned long long ts);

@@ -108,11 +108,8 @@ static int stat_record(struct sink *sk, int cpu, const void *data, size_t size,
 	 * (ordersink.c). */
 	if (!g.has_time || g.event_id == KMT_EVENT_CACHE)
 		return decode_and_add(ss, data, size, cpu);
-	if (!sk->lender.give_back)
-		return held_status(ss, reorder_push(ss->held, cpu, data, g.event_size,
-						    g.timestamp));
 	ret = reorder_hold(ss->held, cpu, data, g.event_size, g.timestamp);
-	return ret ? held_status(ss, ret) : SINK_HELD;
+	return ret == REORDER_KEPT ? SINK_HELD : held_status(ss, ret);
 }
 
 static int stat_sync(struct sink *sk, unsigned long long before_ns)
