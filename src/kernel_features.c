@@ -113,7 +113,7 @@ static int detect_kmalloc(const struct btf *btf, const int *ids, struct kernel_f
 }
 
 static int detect_cache_alloc(const struct btf *btf, const int *ids, struct kernel_features *kf,
-			  char *err, size_t err_size)
+			      char *err, size_t err_size)
 {
 	const struct btf_type *p = tp_proto(btf, ids[SRC_KMEM_CACHE_ALLOC]);
 
@@ -132,7 +132,7 @@ static int detect_cache_alloc(const struct btf *btf, const int *ids, struct kern
 }
 
 static int detect_cache_free(const struct btf *btf, const int *ids, struct kernel_features *kf,
-			  char *err, size_t err_size)
+			     char *err, size_t err_size)
 {
 	const struct btf_type *p = tp_proto(btf, ids[SRC_KMEM_CACHE_FREE]);
 
@@ -159,7 +159,7 @@ static int detect_cache_free(const struct btf *btf, const int *ids, struct kerne
  * last (5.19): ten arguments then, seven before.
  */
 static int detect_percpu(const struct btf *btf, const int *ids, struct kernel_features *kf,
-			  char *err, size_t err_size)
+			 char *err, size_t err_size)
 {
 	const struct btf_type *p = tp_proto(btf, ids[SRC_PERCPU_ALLOC_PERCPU]);
 
