@@ -14,13 +14,15 @@
  *   - for each return address into machinery or allocator, its kind and
  *     the distance to the next one,
  *   - that the caller's return address is a caller.
- * An entry goes to the BPF side once PS_CONFIRM samples agree on it; one
- * that two samples disagree on (a kind, a distance) is taken back and
- * never used again; samples that disagree on the first offset, or an
- * audit whose stack names another caller, switch the learned frames off.
+ * An entry goes to the BPF side once PS_CONFIRM samples agree on it.  One
+ * that enough later samples disagree on (a kind, a distance: see
+ * disputed()) is taken back and never used again; a few that disagree
+ * are outliers, ignored.  Samples that dispute the first offset the same
+ * way, or an audit whose stack names another caller, switch the learned
+ * frames off.
  *
- * A return address found twice in the part of the copy where it can be
- * (stale stack contents) teaches nothing from there on.
+ * A return address found twice above the one before it (stale stack
+ * contents) teaches nothing from there on.
  */
 #include "pagesite.h"
 
@@ -41,13 +43,20 @@
 #include "vmcallers.h"
 
 #define PS_CONFIRM 2     /* samples that must agree before an entry is used */
+/* A learned distance is dropped once PS_DISPUTE samples and more than one
+ * in PS_DISPUTE_SHARE disagreed with it: a function whose frame varies.
+ * Fewer are outliers (stale stack contents that ps_learn_sample() did not
+ * tell from a frame), which the audits of each path answer for: one such
+ * sample used to switch a frame off for the whole session. */
+#define PS_DISPUTE 4
+#define PS_DISPUTE_SHARE 4
 #define PS_TABLE 16384   /* entries learned, in user space (a power of two) */
 #define PS_RING (256 * 1024)
 #define PS_POLL_NS 10000000L /* 10 ms between readings of the ring */
 
 struct ps_entry {
 	unsigned long long ret; /* 0: a free slot */
-	unsigned int delta, kind, seen;
+	unsigned int delta, kind, seen, against;
 	bool conflict;
 };
 
@@ -56,12 +65,12 @@ struct ps_learner {
 	void *ctx;
 	struct ps_entry *table;
 	size_t entries;
-	long first, first_seen; /* -1: samples disagreed */
+	long first, first_seen, first_against; /* first -1: samples disagreed */
 	/* Told of what changes (the BPF side's maps); may be NULL. */
 	void (*confirmed)(void *hook, const struct ps_entry *e);
 	void (*retired)(void *hook, const struct ps_entry *e);
 	void *hook;
-	unsigned long long conflicts, frames, sites, ambiguous;
+	unsigned long long conflicts, outliers, frames, sites, ambiguous;
 	int deepest; /* the highest word a caller's return address was found at */
 };
 
@@ -99,6 +108,12 @@ static struct ps_entry *slot_of(const struct ps_learner *l, unsigned long long r
 	return NULL;
 }
 
+/* Whether the samples against a learned value are more than outliers. */
+static bool disputed(unsigned long long against, unsigned long long seen)
+{
+	return against >= PS_DISPUTE && against * PS_DISPUTE_SHARE > seen;
+}
+
 static void learn(struct ps_learner *l, unsigned long long ret, unsigned int delta,
 		  unsigned int kind)
 {
@@ -106,17 +121,22 @@ static void learn(struct ps_learner *l, unsigned long long ret, unsigned int del
 
 	if (!e || (!e->ret && l->entries >= PS_TABLE / 2))
 		return; /* full: what is learned still serves */
-	if (!e->ret) {
-		*e = (struct ps_entry){ .ret = ret, .delta = delta, .kind = kind, .seen = 1 };
+	if (!e->ret)
 		l->entries++;
+	if (!e->ret || (e->seen < PS_CONFIRM && (e->delta != delta || e->kind != kind))) {
+		/* Not confirmed yet: the newest sample is as good as the first. */
+		*e = (struct ps_entry){ .ret = ret, .delta = delta, .kind = kind, .seen = 1 };
 		return;
 	}
 	if (e->conflict)
 		return;
 	if (e->delta != delta || e->kind != kind) {
+		l->outliers++;
+		if (!disputed(++e->against, e->seen))
+			return;
 		e->conflict = true;
 		l->conflicts++;
-		if (e->seen >= PS_CONFIRM && l->retired)
+		if (l->retired)
 			l->retired(l->hook, e);
 		return;
 	}
@@ -134,14 +154,17 @@ static void learn_first(struct ps_learner *l, long off)
 {
 	if (l->first < 0)
 		return;
-	if (!l->first) {
+	if (!l->first || (l->first != off && l->first_seen < PS_CONFIRM)) {
 		l->first = off;
 		l->first_seen = 1;
-	} else if (l->first != off) {
-		l->first = -1;
-		l->conflicts++;
-	} else if (l->first_seen < PS_CONFIRM) {
+	} else if (l->first == off) {
 		l->first_seen++;
+	} else {
+		l->outliers++;
+		if (disputed(++l->first_against, l->first_seen)) {
+			l->first = -1;
+			l->conflicts++;
+		}
 	}
 }
 
@@ -212,11 +235,14 @@ unsigned long long ps_learn_sample(struct ps_learner *l, const struct ps_sample 
 	}
 	if (first < 0)
 		return call < n ? s->ips[call] : 0;
-	/* Each found once where it can be, or the rest is not trusted. */
+	/* Each found once above the one before, or the rest is not trusted.
+	 * Not only below the next one found: a stale array of return
+	 * addresses (a saved stack trace) below the real frames reads as a
+	 * chain of frames one word apart. */
 	for (int k = first; k <= last && k <= call; k++) {
 		int lo = k == first ? 0 : pos[k - 1] + 1;
 
-		if (count_in(s, s->ips[k], lo, k < last ? pos[k + 1] : PS_RAW) != 1) {
+		if (count_in(s, s->ips[k], lo, PS_RAW) != 1) {
 			l->ambiguous++;
 			last = k - 1;
 			break;
@@ -477,12 +503,12 @@ static void print_summary(struct pagesite *ps)
 	free(per_cpu);
 	fprintf(stderr, "kmemsnoop: page callers: %llu from learned frames, %llu from their "
 			"stacks; %llu samples (%llu dropped), %llu frames and %llu callers learned, "
-			"%llu conflicts, %llu ambiguous, %llu without room, first word %ld, %u words "
+			"%llu conflicts, %llu outliers, %llu ambiguous, %llu without room, first word %ld, %u words "
 			"read, %llu too deep; %llu audits, %llu paths confirmed, %llu mismatches, %llu "
 			"inconclusive%s\n",
 		(unsigned long long)sum.fast, (unsigned long long)sum.misses,
 		(unsigned long long)sum.samples, (unsigned long long)sum.dropped, ps->l->frames,
-		ps->l->sites, ps->l->conflicts, ps->l->ambiguous, ps->unplaced,
+		ps->l->sites, ps->l->conflicts, ps->l->outliers, ps->l->ambiguous, ps->unplaced,
 		ps_first_offset(ps->l), ps->words, (unsigned long long)sum.deep, ps->audits, ps->verified, ps->mismatches,
 		ps->unsure, ps->skel->bss->ps_disabled ? " (learned frames switched off)" : "");
 }

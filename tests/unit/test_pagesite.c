@@ -117,28 +117,63 @@ static void test_vmalloc_not_learned(struct unit *u)
 	ps_learner_free(l);
 }
 
+/* n samples of chain, ALLOC1's frame larger by shift words. */
+static void learn_n(struct ps_learner *l, int n, int shift)
+{
+	struct ps_sample s;
+
+	make_sample(&s, shift);
+	while (n-- > 0)
+		ps_learn_sample(l, &s);
+}
+
 static void test_conflict(struct unit *u)
 {
 	struct unit_case c;
 	struct ps_learner *l = ps_learner_new(names, NULL);
-	struct ps_sample s;
 	unsigned int d, k;
 
 	unit_begin(&c, u, "pagesite.conflict_retires");
 	CHECK(&c, l != NULL);
 	if (l) {
-		make_sample(&s, 0);
-		ps_learn_sample(l, &s);
-		ps_learn_sample(l, &s);
-		/* ALLOC1's frame one word larger: its distance is not fixed. */
-		make_sample(&s, 1);
-		ps_learn_sample(l, &s);
+		learn_n(l, 2, 0);
+		/* ALLOC1's frame one word larger: its distance is not fixed.
+		 * Three samples could be outliers... */
+		learn_n(l, 3, 1);
+		check_learned(&c, l, RET_ALLOC1, 12 * 8, PS_KIND_ALLOC);
+		/* ...the fourth is not. */
+		learn_n(l, 1, 1);
 		CHECK(&c, ps_learned(l, RET_ALLOC1, &d, &k) == -1);
-		ps_learn_sample(l, &s);
-		ps_learn_sample(l, &s);
+		learn_n(l, 4, 0);
 		CHECK(&c, ps_learned(l, RET_ALLOC1, &d, &k) == -1);
 		check_learned(&c, l, RET_GLUE, 6 * 8, PS_KIND_GLUE);
 		check_learned(&c, l, RET_ALLOC2, 8 * 8, PS_KIND_ALLOC);
+	}
+	unit_end(&c);
+	ps_learner_free(l);
+}
+
+static void test_outliers(struct unit *u)
+{
+	struct unit_case c;
+	struct ps_learner *l = ps_learner_new(names, NULL);
+
+	unit_begin(&c, u, "pagesite.outliers_ignored");
+	CHECK(&c, l != NULL);
+	if (l) {
+		/* The first sample an outlier: the next two still teach. */
+		learn_n(l, 1, 1);
+		learn_n(l, 2, 0);
+		check_learned(&c, l, RET_ALLOC1, 12 * 8, PS_KIND_ALLOC);
+		/* Four in a hundred disagree: a stale copy read, not a frame
+		 * that varies. */
+		learn_n(l, 46, 0);
+		learn_n(l, 2, 1);
+		learn_n(l, 50, 0);
+		learn_n(l, 2, 1);
+		check_learned(&c, l, RET_ALLOC1, 12 * 8, PS_KIND_ALLOC);
+		check_learned(&c, l, RET_ALLOC2, 8 * 8, PS_KIND_ALLOC);
+		CHECK_U64(&c, ps_first_offset(l), 9);
 	}
 	unit_end(&c);
 	ps_learner_free(l);
@@ -169,6 +204,33 @@ static void test_ambiguous(struct unit *u)
 	ps_learner_free(l);
 }
 
+static void test_stale_trace(struct unit *u)
+{
+	struct unit_case c;
+	struct ps_learner *l = ps_learner_new(names, NULL);
+	struct ps_sample s;
+	unsigned int d, k;
+
+	unit_begin(&c, u, "pagesite.stale_trace");
+	CHECK(&c, l != NULL);
+	if (l) {
+		/* A saved stack trace left below ALLOC1's frame: the same
+		 * return addresses, one word apart, found first. */
+		make_sample(&s, 0);
+		s.raw[11] = RET_ALLOC1;
+		s.raw[12] = RET_ALLOC2;
+		s.raw[13] = RET_SITE;
+		ps_learn_sample(l, &s);
+		CHECK_U64(&c, ps_learn_sample(l, &s), RET_SITE);
+		CHECK(&c, ps_learned(l, RET_GLUE, &d, &k) == -1);
+		CHECK(&c, ps_learned(l, RET_ALLOC1, &d, &k) == -1);
+		CHECK(&c, ps_learned(l, RET_ALLOC2, &d, &k) == -1);
+		CHECK_U64(&c, ps_first_offset(l), 9);
+	}
+	unit_end(&c);
+	ps_learner_free(l);
+}
+
 static void test_below_ctx(struct unit *u)
 {
 	struct unit_case c;
@@ -188,9 +250,13 @@ static void test_below_ctx(struct unit *u)
 		CHECK_U64(&c, ps_learn_sample(l, &s), RET_SITE);
 		CHECK_U64(&c, ps_first_offset(l), 15);
 		check_learned(&c, l, RET_ALLOC1, 12 * 8, PS_KIND_ALLOC);
-		/* Another first offset: samples disagree, all off. */
+		/* Another first offset: once an outlier... */
 		make_sample(&s, 0);
 		ps_learn_sample(l, &s);
+		CHECK_U64(&c, ps_first_offset(l), 15);
+		/* ...then as often as not: all off. */
+		for (int i = 0; i < 3; i++)
+			ps_learn_sample(l, &s);
 		CHECK(&c, ps_first_offset(l) == -1);
 	}
 	unit_end(&c);
@@ -227,7 +293,9 @@ void test_pagesite(struct unit *u)
 	test_learns(u);
 	test_vmalloc_not_learned(u);
 	test_conflict(u);
+	test_outliers(u);
 	test_ambiguous(u);
+	test_stale_trace(u);
 	test_below_ctx(u);
 	test_short_stack(u);
 }
