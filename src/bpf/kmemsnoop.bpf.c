@@ -484,6 +484,22 @@ static __always_inline void bulk_alloc_object(struct bulk_call *b, __u32 i, bool
 				   b->alloc, b->gfp, -1, KMT_EV_BULK);
 }
 
+/* A free that passed the filters (a bulk call's object, an object into an
+ * RCU sheaf): into each mode that is on.  type: KMT_TYPE_CACHE with s,
+ * else a kfree. */
+static __always_inline void free_passed(struct event_ctx *ev, bool atomic_fetch, __u8 type,
+					struct kmem_cache *s, __u64 site, __u64 ptr, __u8 ev_flags)
+{
+	if (do_hist)
+		hist_free(type, ptr);
+	if (do_stat)
+		stat_free(ptr, ev);
+	if (do_stream && type == KMT_TYPE_CACHE)
+		stream_cache_free_ref(ev, atomic_fetch, false, s, site, ptr, ev_flags);
+	else if (do_stream)
+		stream_kfree(ev, atomic_fetch, site, ptr, ev_flags);
+}
+
 static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i, bool atomic_fetch)
 {
 	__u64 ptr = bulk_object(b->array, i);
@@ -498,14 +514,7 @@ static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i, bool 
 		return;
 	/* Counted here: a count kept across passes would give the verifier a
 	 * state per value. */
-	if (do_hist)
-		hist_free(type, ptr);
-	if (do_stat)
-		stat_free(ptr, &b->ev);
-	if (do_stream && b->s)
-		stream_cache_free_ref(&b->ev, atomic_fetch, false, b->s, b->site, ptr, KMT_EV_BULK);
-	else if (do_stream)
-		stream_kfree(&b->ev, atomic_fetch, b->site, ptr, KMT_EV_BULK);
+	free_passed(&b->ev, atomic_fetch, type, b->s, b->site, ptr, KMT_EV_BULK);
 }
 
 /* bpf_loop()'s callbacks: only the fel_ programs, which user space loads
@@ -624,17 +633,8 @@ static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, bool atomic_fetch, boo
 	if (!free_wanted_by_filtered(kmalloc ? EV_KMALLOC : EV_CACHE) || !task_passes(&ev) ||
 	    !free_size_passes(ptr))
 		return 0;
-	if (do_hist)
-		hist_free(type, ptr);
-	if (do_stat)
-		stat_free(ptr, &ev);
-	if (!do_stream)
-		return 0;
-	site = bulk_call_site(ctx, 2);
-	if (kmalloc)
-		stream_kfree(&ev, atomic_fetch, site, ptr, KMT_EV_RCU);
-	else
-		stream_cache_free_ref(&ev, atomic_fetch, false, s, site, ptr, KMT_EV_RCU);
+	site = do_stream ? bulk_call_site(ctx, 2) : 0;
+	free_passed(&ev, atomic_fetch, type, s, site, ptr, KMT_EV_RCU);
 	return 0;
 }
 
