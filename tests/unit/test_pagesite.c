@@ -179,52 +179,45 @@ static void test_outliers(struct unit *u)
 	ps_learner_free(l);
 }
 
-static void test_ambiguous(struct unit *u)
+/* Stale stack contents: return addresses written where no frame holds
+ * them, which must teach nothing about the frames from there on. */
+static const struct stale_case {
+	const char *name;
+	int words; /* of at[] and ret[] */
+	int at[3];
+	unsigned long long ret[3];
+	bool glue_learned; /* the frame below the stale words */
+} stale_cases[] = {
+	/* A copy of ALLOC2's return address in ALLOC1's frame: where
+	 * ALLOC2's is cannot be told. */
+	{ "pagesite.ambiguous", 1, { 20 }, { RET_ALLOC2 }, true },
+	/* A saved stack trace left below ALLOC1's frame: the same return
+	 * addresses, one word apart, found first. */
+	{ "pagesite.stale_trace", 3, { 11, 12, 13 }, { RET_ALLOC1, RET_ALLOC2, RET_SITE }, false },
+};
+
+static void test_stale(struct unit *u, const struct stale_case *t)
 {
 	struct unit_case c;
 	struct ps_learner *l = ps_learner_new(names, NULL);
 	struct ps_sample s;
 	unsigned int d, k;
 
-	unit_begin(&c, u, "pagesite.ambiguous");
+	unit_begin(&c, u, t->name);
 	CHECK(&c, l != NULL);
 	if (l) {
-		/* A stale copy of ALLOC2's return address in ALLOC1's frame:
-		 * where ALLOC2's is cannot be told. */
 		make_sample(&s, 0);
-		s.raw[20] = RET_ALLOC2;
+		for (int i = 0; i < t->words; i++)
+			s.raw[t->at[i]] = t->ret[i];
 		ps_learn_sample(l, &s);
 		CHECK_U64(&c, ps_learn_sample(l, &s), RET_SITE);
-		check_learned(&c, l, RET_GLUE, 6 * 8, PS_KIND_GLUE);
+		if (t->glue_learned)
+			check_learned(&c, l, RET_GLUE, 6 * 8, PS_KIND_GLUE);
+		else
+			CHECK(&c, ps_learned(l, RET_GLUE, &d, &k) == -1);
 		CHECK(&c, ps_learned(l, RET_ALLOC1, &d, &k) == -1);
 		CHECK(&c, ps_learned(l, RET_ALLOC2, &d, &k) == -1);
 		CHECK(&c, ps_learned(l, RET_SITE, &d, &k) == -1);
-	}
-	unit_end(&c);
-	ps_learner_free(l);
-}
-
-static void test_stale_trace(struct unit *u)
-{
-	struct unit_case c;
-	struct ps_learner *l = ps_learner_new(names, NULL);
-	struct ps_sample s;
-	unsigned int d, k;
-
-	unit_begin(&c, u, "pagesite.stale_trace");
-	CHECK(&c, l != NULL);
-	if (l) {
-		/* A saved stack trace left below ALLOC1's frame: the same
-		 * return addresses, one word apart, found first. */
-		make_sample(&s, 0);
-		s.raw[11] = RET_ALLOC1;
-		s.raw[12] = RET_ALLOC2;
-		s.raw[13] = RET_SITE;
-		ps_learn_sample(l, &s);
-		CHECK_U64(&c, ps_learn_sample(l, &s), RET_SITE);
-		CHECK(&c, ps_learned(l, RET_GLUE, &d, &k) == -1);
-		CHECK(&c, ps_learned(l, RET_ALLOC1, &d, &k) == -1);
-		CHECK(&c, ps_learned(l, RET_ALLOC2, &d, &k) == -1);
 		CHECK_U64(&c, ps_first_offset(l), 9);
 	}
 	unit_end(&c);
@@ -294,8 +287,8 @@ void test_pagesite(struct unit *u)
 	test_vmalloc_not_learned(u);
 	test_conflict(u);
 	test_outliers(u);
-	test_ambiguous(u);
-	test_stale_trace(u);
+	for (size_t i = 0; i < sizeof(stale_cases) / sizeof(stale_cases[0]); i++)
+		test_stale(u, &stale_cases[i]);
 	test_below_ctx(u);
 	test_short_stack(u);
 }
