@@ -503,14 +503,14 @@ static void print_summary(struct pagesite *ps)
 	free(per_cpu);
 	fprintf(stderr, "kmemsnoop: page callers: %llu from learned frames, %llu from their "
 			"stacks; %llu samples (%llu dropped), %llu frames and %llu callers learned, "
-			"%llu conflicts, %llu outliers, %llu ambiguous, %llu without room, first word %ld, %u words "
-			"read, %llu too deep; %llu audits, %llu paths confirmed, %llu mismatches, %llu "
-			"inconclusive%s\n",
+			"%llu conflicts, %llu outliers, %llu ambiguous, %llu without room, first word "
+			"%ld, %u words read, %llu too deep; %llu audits, %llu paths confirmed, %llu "
+			"mismatches, %llu inconclusive%s\n",
 		(unsigned long long)sum.fast, (unsigned long long)sum.misses,
 		(unsigned long long)sum.samples, (unsigned long long)sum.dropped, ps->l->frames,
 		ps->l->sites, ps->l->conflicts, ps->l->outliers, ps->l->ambiguous, ps->unplaced,
-		ps_first_offset(ps->l), ps->words, (unsigned long long)sum.deep, ps->audits, ps->verified, ps->mismatches,
-		ps->unsure, ps->skel->bss->ps_disabled ? " (learned frames switched off)" : "");
+		ps_first_offset(ps->l), ps->words, (unsigned long long)sum.deep, ps->audits,
+		ps->verified, ps->mismatches, ps->unsure, ps->skel->bss->ps_disabled ? " (learned frames switched off)" : "");
 }
 
 void pagesite_stop(struct pagesite *ps, bool verbose)
