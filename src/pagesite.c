@@ -43,8 +43,9 @@
 #include "vmcallers.h"
 
 #define PS_CONFIRM 2     /* samples that must agree before an entry is used */
-/* A learned distance is dropped once PS_DISPUTE samples and more than one
- * in PS_DISPUTE_SHARE disagreed with it: a function whose frame varies.
+/* A learned distance is dropped once PS_DISPUTE samples disagreed with it,
+ * and more than one for every PS_DISPUTE_SHARE that agreed: a function
+ * whose frame varies.
  * Fewer are outliers (stale stack contents that ps_learn_sample() did not
  * tell from a frame), which the audits of each path answer for: one such
  * sample used to switch a frame off for the whole session. */
