@@ -119,19 +119,22 @@ static void learn(struct ps_learner *l, unsigned long long ret, unsigned int del
 		  unsigned int kind)
 {
 	struct ps_entry *e = slot_of(l, ret);
+	bool same;
 
 	if (!e || (!e->ret && l->entries >= PS_TABLE / 2))
 		return; /* full: what is learned still serves */
 	if (!e->ret)
 		l->entries++;
-	if (!e->ret || (e->seen < PS_CONFIRM && (e->delta != delta || e->kind != kind))) {
-		/* Not confirmed yet: the newest sample is as good as the first. */
+	same = e->ret && e->delta == delta && e->kind == kind;
+	if (!same && e->seen < PS_CONFIRM) {
+		/* New, or not confirmed yet: the newest sample is as good as
+		 * the first. */
 		*e = (struct ps_entry){ .ret = ret, .delta = delta, .kind = kind, .seen = 1 };
 		return;
 	}
 	if (e->conflict)
 		return;
-	if (e->delta != delta || e->kind != kind) {
+	if (!same) {
 		l->outliers++;
 		if (!disputed(++e->against, e->seen))
 			return;
