@@ -107,6 +107,18 @@ static inline bool kmt_record_is_event(const void *data, size_t size)
 	return size && *(const unsigned char *)data <= KMT_EVENT_FREE;
 }
 
+/* The size of the whole record at data, as its core says it; 0 when that
+ * is not a record's size or size bytes do not hold it all.  A staged ring
+ * sample (-o) holds whole records one after another. */
+static inline size_t kmt_record_size(const void *data, size_t size)
+{
+	const struct kmt_core *core = data;
+
+	if (size < sizeof(*core) || core->event_size < sizeof(*core) || core->event_size > size)
+		return 0;
+	return core->event_size;
+}
+
 /* Sequence order with wraparound: <0 if a comes before b. */
 static inline int kmt_seq_cmp(__s32 a, __s32 b)
 {

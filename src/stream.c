@@ -46,6 +46,9 @@ struct stream {
 	unsigned long long next_check_ns; /* when to ask the sink if its output is there */
 	unsigned long long next_beat_ns;  /* when to write the next heartbeats */
 	bool no_beats;                    /* running the heartbeat program failed: said once */
+	/* -o: the programs stage records and copy them into the rings a
+	 * block at a time, so a ring sample holds whole records. */
+	bool staged;
 };
 
 /* How often the sink is asked whether its output is still there (-o DIR
@@ -67,9 +70,8 @@ static bool stream_selected(const struct env *env)
 }
 
 /* The hot path: every record of every ring. */
-static int on_record(void *ctx, int cpu, const void *data, size_t size)
+static int one_record(struct stream *st, int cpu, const void *data, size_t size)
 {
-	struct stream *st = ctx;
 	int ret;
 
 	/* Events only: the records that describe them are not counted. */
@@ -87,6 +89,34 @@ static int on_record(void *ctx, int cpu, const void *data, size_t size)
 		return -EIO;
 	}
 	return 0;
+}
+
+/* A staged sample: whole records one after another.  The -o sink never
+ * holds a record, so no part of a block stays in the ring. */
+static int on_block(struct stream *st, int cpu, const unsigned char *data, size_t size)
+{
+	while (size) {
+		size_t n = kmt_record_size(data, size);
+		int ret;
+
+		if (!n) {
+			st->sink->undecodable++; /* the rest of the block cannot be read */
+			return 0;
+		}
+		ret = one_record(st, cpu, data, n);
+		if (ret)
+			return ret;
+		data += n;
+		size -= n;
+	}
+	return 0;
+}
+
+static int on_record(void *ctx, int cpu, const void *data, size_t size)
+{
+	struct stream *st = ctx;
+
+	return st->staged ? on_block(st, cpu, data, size) : one_record(st, cpu, data, size);
 }
 
 /* stdout's buffer: glibc ignores setvbuf's size without one, and stdout is
@@ -144,6 +174,7 @@ static struct mode *stream_create(struct session *s)
 		return NULL;
 	}
 	st->ring_size = s->env->ring_size ? s->env->ring_size : budget_ring_size(s->ncpus);
+	st->staged = s->env->output_dir != NULL;
 	if (s->env->verbose)
 		fprintf(stderr, "kmemsnoop: ring buffers of %llu KiB on each of %d CPUs, %llu MiB "
 				"in all%s\n", st->ring_size >> 10, s->ncpus,
@@ -186,6 +217,7 @@ static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	const struct stream *st = stream_of(m);
 
 	skel->rodata->do_stream = true;
+	skel->rodata->stage_records = st->staged;
 	skel->rodata->filtered_free_classes = stream_classes(s->env);
 	/* A wakeup when about a quarter of the ring has filled. */
 	skel->rodata->wakeup_records = st->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
@@ -302,7 +334,8 @@ static void beat(struct stream *st, unsigned long long now)
 			continue;
 		st->no_beats = true;
 		fprintf(stderr, "kmemsnoop: no heartbeat records (running the heartbeat program "
-				"on CPU %d: %s)\n", cpu, strerror(-err));
+				"on CPU %d: %s)%s\n", cpu, strerror(-err),
+			st->staged ? "; the records each CPU staged last may be missing" : "");
 		return;
 	}
 }

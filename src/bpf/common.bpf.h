@@ -90,10 +90,17 @@ static __always_inline __u64 arg_number(__u64 *ctx, int i)
 }
 
 /* The task an event happened in, once it has passed the task filters. */
+struct stage;
+
 struct event_ctx {
 	__u64 pid_tgid;
 	__u32 cpu;
 	void *ring;
+	/* The staged record being written (stream.bpf.h): its area, level
+	 * and size. */
+	struct stage *stage;
+	__u32 stage_level;
+	__u32 stage_size;
 };
 
 static __always_inline bool comm_matches(const char *comm)

@@ -47,49 +47,6 @@ static __always_inline void count_name_loss(__u32 cpu)
 		__sync_fetch_and_add(&losses[cpu].names, 1);
 }
 
-/* events: losses count (the event records); a record that describes is
- * written again by the next event that needs it. */
-static __always_inline void *reserve_record(struct event_ctx *ev, __u32 size, bool event)
-{
-	void *rec;
-
-	ev->ring = bpf_map_lookup_elem(&rings, &ev->cpu);
-	if (!ev->ring) {
-		if (event)
-			count_loss(ev->cpu, size);
-		return NULL;
-	}
-	rec = bpf_ringbuf_reserve(ev->ring, size, 0);
-	if (!rec && event)
-		count_loss(ev->cpu, size);
-	return rec;
-}
-
-static __always_inline void *reserve(struct event_ctx *ev, __u32 size)
-{
-	return reserve_record(ev, size, true);
-}
-
-/*
- * Batch wakeups: a wakeup per record would cost more than the record.  A
- * per-CPU count rather than bpf_ringbuf_query(), which reads the consumer
- * position another CPU writes: a cache miss per event.
- */
-static __always_inline void submit(struct event_ctx *ev, void *rec)
-{
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	struct kmt_cpu_counters *cc;
-
-	if (ev->cpu < KMT_MAX_CPUS) {
-		cc = &cpu_counters[ev->cpu];
-		if (++cc->records >= wakeup_records) {
-			cc->records = 0;
-			flags = BPF_RB_FORCE_WAKEUP;
-		}
-	}
-	bpf_ringbuf_submit(rec, flags);
-}
-
 /*
  * Sequence numbers count per CPU: one counter for all CPUs was a cache line
  * every allocating CPU wrote on every event.  Atomic even so, because a
@@ -183,6 +140,247 @@ struct {
 	__type(key, __u32);
 	__type(value, struct described);
 } described SEC(".maps");
+
+/*
+ * With -o, records are staged: written into a per-CPU area and copied into
+ * the CPU's ring a block at a time (bpf_ringbuf_output), where reserving
+ * each one in the ring and submitting it took 35-45 ns of a record's
+ * 120 above an empty program (docs/PERFORMANCE.md).  A ring sample then
+ * holds whole records one after the other.  The live text does not stage:
+ * its lines would wait for a block to fill.
+ *
+ * A program that interrupts another on the same CPU while that one is
+ * writing a record (busy) writes into the next level's area; the level
+ * below is copied first, so a CPU's records reach its ring in the order
+ * they were written, and a task or cache record before the events that
+ * refer to it.  The heartbeat, which user space runs on every CPU once a
+ * second and at the end, copies whatever an idle CPU staged.
+ */
+const volatile bool stage_records = false;
+
+#define STAGE_LEVELS 3       /* a program, one that interrupted it, and one that interrupted that */
+#define STAGE_BLOCK 4096     /* copied into the ring once this much is staged */
+#define STAGE_RECORD_MAX 256 /* no record is larger */
+#define STAGE_END (STAGE_BLOCK + STAGE_RECORD_MAX) /* len stays below */
+
+struct stage {
+	__u32 start; /* [start, len): staged, not yet copied into the ring */
+	__u32 len;
+	__u32 busy; /* a record is being written at len */
+	__u32 reserved;
+	/* Twice STAGE_END: the verifier cannot relate a copy's start to its
+	 * length, each below STAGE_END, so their sum must fit. */
+	__u8 data[2 * STAGE_END];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAGE_LEVELS);
+	__type(key, __u32);
+	__type(value, struct stage);
+} stages SEC(".maps");
+
+static __always_inline void count_block_loss(__u32 cpu, struct stage *st, __u32 off, __u32 len)
+{
+	__u64 events = 0, bytes = 0, names = 0;
+	struct described *seen;
+	__u32 zero = 0;
+
+	for (int i = 0; i < STAGE_END / sizeof(struct kmt_core); i++) {
+		struct kmt_core *core;
+		__u32 size;
+
+		if (off >= STAGE_END || off + sizeof(*core) > len)
+			break;
+		core = (struct kmt_core *)(st->data + off);
+		size = core->event_size;
+		if (size < sizeof(*core))
+			break; /* cannot be: every record says its size */
+		if (core->event_id <= KMT_EVENT_FREE) {
+			events++;
+			bytes += size;
+		} else if (core->event_id == KMT_EVENT_TASK) {
+			names++;
+		}
+		off += size;
+	}
+	if (cpu < KMT_MAX_CPUS) {
+		__sync_fetch_and_add(&losses[cpu].events, events);
+		__sync_fetch_and_add(&losses[cpu].bytes, bytes);
+		__sync_fetch_and_add(&losses[cpu].names, names);
+	}
+	/* The block's task and cache records are lost with it: describe
+	 * every task and cache again. */
+	seen = bpf_map_lookup_elem(&described, &zero);
+	if (!seen)
+		return;
+	/* The barriers keep clang from making the loops a memset, which BPF
+	 * cannot call. */
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		seen->cache[i] = 0;
+		barrier();
+	}
+	for (int i = 0; i < TASK_SLOTS; i++) {
+		seen->tid[i] = 0;
+		barrier();
+	}
+}
+
+/*
+ * Copies every level's staged records into the CPU's ring, lowest level
+ * first.  A level whose program was interrupted while writing keeps its
+ * place (start moves up to it); the others start again at 0.  A global
+ * function: the verifier checks it once, not in every program.
+ */
+__noinline int stage_flush(__u32 cpu)
+{
+	struct kmt_cpu_counters *cc;
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	void *ring;
+
+	if (cpu >= KMT_MAX_CPUS)
+		return 0;
+	/* The counters first, while cpu is known to be in bounds: the
+	 * lookup spills it to the stack, where the verifier forgets that. */
+	cc = &cpu_counters[cpu];
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (cc->records >= wakeup_records) {
+		cc->records = 0;
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	for (__u32 level = 0; level < STAGE_LEVELS; level++) {
+		__u32 key = level; /* the counter stays in a register, where the
+				    * verifier sees it move on */
+		struct stage *st = bpf_map_lookup_elem(&stages, &key);
+		__u32 start, len;
+
+		if (!st)
+			return 0;
+		start = st->start;
+		len = st->len;
+		if (len > start && len <= STAGE_END) {
+			__u32 n = len - start;
+
+			/* Bounds the verifier sees: start and n each below STAGE_END. */
+			if (n <= STAGE_END && start < STAGE_END &&
+			    (!ring || bpf_ringbuf_output(ring, st->data + start, n, flags)))
+				count_block_loss(cpu, st, start, len);
+		}
+		if (st->busy) {
+			st->start = len;
+		} else {
+			st->start = 0;
+			st->len = 0;
+		}
+	}
+	return 0;
+}
+
+/* A place for a record of size bytes in the lowest level's area no program
+ * on this CPU is writing into; NULL when all are. */
+static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
+{
+	for (__u32 level = 0; level < STAGE_LEVELS; level++) {
+		__u32 key = level; /* as in stage_flush() */
+		struct stage *st = bpf_map_lookup_elem(&stages, &key);
+		__u32 off;
+
+		if (!st || size > STAGE_RECORD_MAX)
+			return NULL;
+		if (st->busy)
+			continue;
+		if (st->len >= STAGE_BLOCK)
+			stage_flush(ev->cpu); /* an interrupted flush left it full */
+		off = st->len;
+		if (off >= STAGE_BLOCK)
+			return NULL;
+		st->busy = 1;
+		barrier();
+		ev->stage = st;
+		ev->stage_level = level;
+		ev->stage_size = size;
+		return st->data + off;
+	}
+	return NULL;
+}
+
+/* The record stage_reserve() gave is written: staged, and the block
+ * copied into the ring once full, or at once when a program that
+ * interrupted this one staged records meanwhile. */
+static __always_inline void stage_submit(struct event_ctx *ev)
+{
+	struct stage *st = ev->stage, *above;
+	__u32 next = ev->stage_level + 1;
+
+	st->len += ev->stage_size;
+	barrier();
+	st->busy = 0;
+	barrier();
+	if (st->len >= STAGE_BLOCK) {
+		stage_flush(ev->cpu);
+		return;
+	}
+	if (next >= STAGE_LEVELS)
+		return;
+	above = bpf_map_lookup_elem(&stages, &next);
+	if (above && above->len)
+		stage_flush(ev->cpu);
+}
+
+/* events: losses count (the event records); a record that describes is
+ * written again by the next event that needs it. */
+static __always_inline void *reserve_record(struct event_ctx *ev, __u32 size, bool event)
+{
+	void *rec;
+
+	if (stage_records) {
+		rec = stage_reserve(ev, size);
+		if (!rec && event)
+			count_loss(ev->cpu, size);
+		return rec;
+	}
+	ev->ring = bpf_map_lookup_elem(&rings, &ev->cpu);
+	if (!ev->ring) {
+		if (event)
+			count_loss(ev->cpu, size);
+		return NULL;
+	}
+	rec = bpf_ringbuf_reserve(ev->ring, size, 0);
+	if (!rec && event)
+		count_loss(ev->cpu, size);
+	return rec;
+}
+
+static __always_inline void *reserve(struct event_ctx *ev, __u32 size)
+{
+	return reserve_record(ev, size, true);
+}
+
+/*
+ * Batch wakeups: a wakeup per record would cost more than the record.  A
+ * per-CPU count rather than bpf_ringbuf_query(), which reads the consumer
+ * position another CPU writes: a cache miss per event.
+ */
+static __always_inline void submit(struct event_ctx *ev, void *rec)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct kmt_cpu_counters *cc;
+
+	if (stage_records) {
+		if (ev->cpu < KMT_MAX_CPUS)
+			cpu_counters[ev->cpu].records++;
+		stage_submit(ev);
+		return;
+	}
+	if (ev->cpu < KMT_MAX_CPUS) {
+		cc = &cpu_counters[ev->cpu];
+		if (++cc->records >= wakeup_records) {
+			cc->records = 0;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+	}
+	bpf_ringbuf_submit(rec, flags);
+}
 
 static __always_inline bool write_cache_record(struct event_ctx *ev, bool atomic_fetch,
 					       struct kmem_cache *s, bool btf, __u64 addr)
@@ -588,6 +786,8 @@ static __always_inline int stream_heartbeat(bool atomic_fetch)
 	rec->beat.written = cc->beat_written;
 	rec->beat.lost = lost->events;
 	submit(&ev, rec);
+	if (stage_records)
+		stage_flush(ev.cpu);
 	return 0;
 }
 
