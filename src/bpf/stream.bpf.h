@@ -236,6 +236,7 @@ __noinline int stage_flush(__u32 cpu)
 {
 	struct kmt_cpu_counters *cc;
 	__u64 flags = BPF_RB_NO_WAKEUP;
+	bool lost = false;
 	void *ring;
 
 	if (cpu >= KMT_MAX_CPUS)
@@ -261,10 +262,14 @@ __noinline int stage_flush(__u32 cpu)
 		if (len > start && len <= STAGE_END) {
 			__u32 n = len - start;
 
-			/* Bounds the verifier sees: start and n each below STAGE_END. */
+			/* Once a level's block is lost, so are those above it:
+			 * their events may refer to its task and cache records.
+			 * The bounds are for the verifier. */
 			if (n <= STAGE_END && start < STAGE_END &&
-			    (!ring || bpf_ringbuf_output(ring, st->data + start, n, flags)))
+			    (lost || !ring || bpf_ringbuf_output(ring, st->data + start, n, flags))) {
 				count_block_loss(cpu, st, start, len);
+				lost = true;
+			}
 		}
 		if (st->busy) {
 			st->start = len;

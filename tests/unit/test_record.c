@@ -707,6 +707,48 @@ static void test_task_records(struct unit *u)
 	unit_end(&c);
 }
 
+/* A staged ring sample (-o): whole records one after another, each walked
+ * by the size its core gives; a size that cannot be a record's, or a
+ * record cut short, ends the walk. */
+static void test_staged_block(struct unit *u)
+{
+	unsigned char block[1024];
+	size_t sizes[3], len = 0, off = 0, n;
+	unsigned char data[13] = { 0 };
+	struct unit_case c;
+	struct builder b;
+	int walked = 0;
+
+	unit_begin(&c, u, "record_staged_block");
+	for (int i = 0; i < 3; i++) {
+		core(&b, i == 1 ? KMT_EVENT_FREE : KMT_EVENT_ALLOC, KMT_TYPE_KMALLOC, i, 0, 0);
+		if (i != 1)
+			alloc_stats(&b, 8, 8, 0, -1);
+		feature(&b, KMT_FEAT_TIME, data, sizeof(data) - (size_t)i * 4);
+		finish(&b);
+		memcpy(block + len, b.buf, b.len);
+		sizes[i] = b.len;
+		len += b.len;
+	}
+	while ((n = kmt_record_size(block + off, len - off)) != 0) {
+		CHECK_U64(&c, n, walked < 3 ? sizes[walked] : 0);
+		off += n;
+		walked++;
+	}
+	CHECK_U64(&c, walked, 3);
+	CHECK_U64(&c, off, len);
+	/* the last record cut short */
+	CHECK_U64(&c, kmt_record_size(block + sizes[0] + sizes[1], sizes[2] - 1), 0);
+	/* shorter than a core, a size below the core's, a size of 0 */
+	CHECK_U64(&c, kmt_record_size(block, sizeof(struct kmt_core) - 1), 0);
+	block[2] = sizeof(struct kmt_core) - 1;
+	block[3] = 0;
+	CHECK_U64(&c, kmt_record_size(block, len), 0);
+	block[2] = 0;
+	CHECK_U64(&c, kmt_record_size(block, len), 0);
+	unit_end(&c);
+}
+
 void test_record(struct unit *u)
 {
 	test_task_records(u);
@@ -720,6 +762,7 @@ void test_record(struct unit *u)
 	test_unknown_feature_skipped(u);
 	test_abi1_record(u);
 	test_corrupt_records(u);
+	test_staged_block(u);
 	test_record_time(u);
 	test_seq_wraparound(u);
 	test_pfn_pick_base(u);
