@@ -166,8 +166,8 @@ const volatile bool stage_records = false;
 struct stage {
 	__u32 start; /* [start, len): staged, not yet copied into the ring */
 	__u32 len;
-	__u32 busy; /* a record is being written at len */
-	__u32 reserved;
+	__u32 busy;     /* a record is being written at len, or the area copied */
+	__u32 flushing; /* level 0's: stage_flush() is running on the CPU */
 	/* Twice STAGE_END: the verifier cannot relate a copy's start to its
 	 * length, each below STAGE_END, so their sum must fit. */
 	__u8 data[2 * STAGE_END];
@@ -226,17 +226,58 @@ static __always_inline void count_block_loss(__u32 cpu, struct stage *st, __u32 
 	}
 }
 
+/* Copies a level's staged records into the ring, or counts them lost
+ * (lost: a level below lost its block); whether they were lost. */
+static __always_inline bool copy_level(__u32 cpu, void *ring, __u64 flags, struct stage *st,
+				       bool lost)
+{
+	bool claimed = !st->busy;
+	__u32 start, len;
+
+	/* Not being written into: taken, so that a program interrupting
+	 * this one writes into another level meanwhile. */
+	if (claimed) {
+		st->busy = 1;
+		barrier();
+	}
+	start = st->start;
+	len = st->len;
+	if (len > start && len <= STAGE_END) {
+		__u32 n = len - start;
+
+		/* Once a level's block is lost, so are those above it: their
+		 * events may refer to its task and cache records.  The bounds
+		 * are for the verifier. */
+		if (n <= STAGE_END && start < STAGE_END &&
+		    (lost || !ring || bpf_ringbuf_output(ring, st->data + start, n, flags))) {
+			count_block_loss(cpu, st, start, len);
+			lost = true;
+		}
+	}
+	if (claimed) {
+		st->start = 0;
+		st->len = 0;
+		barrier();
+		st->busy = 0;
+	} else {
+		st->start = len; /* the interrupted program's record goes on at len */
+	}
+	return lost;
+}
+
 /*
  * Copies every level's staged records into the CPU's ring, lowest level
- * first.  A level whose program was interrupted while writing keeps its
- * place (start moves up to it); the others start again at 0.  A global
+ * first.  Not within another flush on the CPU, which this program
+ * interrupted: that one goes on over every level after it.  A global
  * function: the verifier checks it once, not in every program.
  */
 __noinline int stage_flush(__u32 cpu)
 {
 	struct kmt_cpu_counters *cc;
 	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct stage *first;
 	bool lost = false;
+	__u32 zero = 0;
 	void *ring;
 
 	if (cpu >= KMT_MAX_CPUS)
@@ -244,6 +285,11 @@ __noinline int stage_flush(__u32 cpu)
 	/* The counters first, while cpu is known to be in bounds: the
 	 * lookup spills it to the stack, where the verifier forgets that. */
 	cc = &cpu_counters[cpu];
+	first = bpf_map_lookup_elem(&stages, &zero);
+	if (!first || first->flushing)
+		return 0;
+	first->flushing = 1;
+	barrier();
 	ring = bpf_map_lookup_elem(&rings, &cpu);
 	if (cc->records >= wakeup_records) {
 		cc->records = 0;
@@ -253,31 +299,13 @@ __noinline int stage_flush(__u32 cpu)
 		__u32 key = level; /* the counter stays in a register, where the
 				    * verifier sees it move on */
 		struct stage *st = bpf_map_lookup_elem(&stages, &key);
-		__u32 start, len;
 
 		if (!st)
-			return 0;
-		start = st->start;
-		len = st->len;
-		if (len > start && len <= STAGE_END) {
-			__u32 n = len - start;
-
-			/* Once a level's block is lost, so are those above it:
-			 * their events may refer to its task and cache records.
-			 * The bounds are for the verifier. */
-			if (n <= STAGE_END && start < STAGE_END &&
-			    (lost || !ring || bpf_ringbuf_output(ring, st->data + start, n, flags))) {
-				count_block_loss(cpu, st, start, len);
-				lost = true;
-			}
-		}
-		if (st->busy) {
-			st->start = len;
-		} else {
-			st->start = 0;
-			st->len = 0;
-		}
+			break;
+		lost = copy_level(cpu, ring, flags, st, lost);
 	}
+	barrier();
+	first->flushing = 0;
 	return 0;
 }
 
