@@ -323,12 +323,18 @@ static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 		if (st->busy)
 			continue;
 		if (st->len >= STAGE_BLOCK)
-			stage_flush(ev->cpu); /* an interrupted flush left it full */
-		off = st->len;
-		if (off >= STAGE_BLOCK)
-			return NULL;
+			stage_flush(ev->cpu); /* a flush this program interrupted left it full */
+		/* Taken before its length is read: a program interrupting this
+		 * one in between writes elsewhere. */
 		st->busy = 1;
 		barrier();
+		off = st->len;
+		if (off >= STAGE_BLOCK) {
+			/* Full, and the flush that would empty it is the one this
+			 * program interrupted: the next level. */
+			st->busy = 0;
+			continue;
+		}
 		ev->stage = st;
 		ev->stage_level = level;
 		ev->stage_size = size;
