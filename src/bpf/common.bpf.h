@@ -90,15 +90,15 @@ static __always_inline __u64 arg_number(__u64 *ctx, int i)
 }
 
 /* The task an event happened in, once it has passed the task filters. */
-struct stage;
+struct stages;
 
 struct event_ctx {
 	__u64 pid_tgid;
 	__u32 cpu;
 	void *ring;
-	/* The staged record being written (stream.bpf.h): its area, level
-	 * and size. */
-	struct stage *stage;
+	/* The staged record being written (stream.bpf.h): the CPU's levels,
+	 * the one it is in, its size. */
+	struct stages *stages;
 	__u32 stage_level;
 	__u32 stage_size;
 };

@@ -150,68 +150,55 @@ struct {
  * its lines would wait for a block to fill.
  *
  * A program that interrupts another on the same CPU while that one is
- * writing a record (busy) writes into the next level's area; the level
- * below is copied first, so a CPU's records reach its ring in the order
- * they were written, and a task or cache record before the events that
- * refer to it.  The heartbeat, which user space runs on every CPU once a
- * second and at the end, copies whatever an idle CPU staged.
+ * writing a record (its level busy) writes into the next level.  The
+ * levels are copied lowest first, and only while none is busy, by the
+ * program that finds a level full or one above its own staged: a CPU's
+ * records reach its ring in the order they were written, a task or cache
+ * record before the events that refer to it.  The heartbeat, which user
+ * space runs on every CPU once a second and at the end, copies what an
+ * idle CPU staged.
  */
 const volatile bool stage_records = false;
 
 #define STAGE_LEVELS 3       /* a program, one that interrupted it, and one that interrupted that */
 #define STAGE_BLOCK 4096     /* copied into the ring once this much is staged */
 #define STAGE_RECORD_MAX 256 /* no record is larger */
-#define STAGE_END (STAGE_BLOCK + STAGE_RECORD_MAX) /* len stays below */
 
-struct stage {
-	__u32 start; /* [start, len): staged, not yet copied into the ring */
+struct stage_level {
 	__u32 len;
-	__u32 busy;     /* a record is being written at len, or the area copied */
-	__u32 flushing; /* level 0's: stage_flush() is running on the CPU */
-	/* Twice STAGE_END: the verifier cannot relate a copy's start to its
-	 * length, each below STAGE_END, so their sum must fit. */
-	__u8 data[2 * STAGE_END];
+	__u32 busy;        /* a record is being written at len, or the levels copied */
+	__u32 events;      /* allocation and free records staged */
+	__u32 event_bytes; /* their bytes */
+	__u32 tasks;       /* task records staged */
+	__u32 reserved;
+	__u8 data[STAGE_BLOCK + STAGE_RECORD_MAX];
+};
+
+struct stages {
+	struct stage_level level[STAGE_LEVELS];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, STAGE_LEVELS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct stage);
+	__type(value, struct stages);
 } stages SEC(".maps");
 
-static __always_inline void count_block_loss(__u32 cpu, struct stage *st, __u32 off, __u32 len)
+static __always_inline struct stages *cpu_stages(void)
 {
-	__u64 events = 0, bytes = 0, names = 0;
-	struct described *seen;
 	__u32 zero = 0;
 
-	for (int i = 0; i < STAGE_END / sizeof(struct kmt_core); i++) {
-		struct kmt_core *core;
-		__u32 size;
+	return bpf_map_lookup_elem(&stages, &zero);
+}
 
-		if (off >= STAGE_END || off + sizeof(*core) > len)
-			break;
-		core = (struct kmt_core *)(st->data + off);
-		size = core->event_size;
-		if (size < sizeof(*core))
-			break; /* cannot be: every record says its size */
-		if (core->event_id <= KMT_EVENT_FREE) {
-			events++;
-			bytes += size;
-		} else if (core->event_id == KMT_EVENT_TASK) {
-			names++;
-		}
-		off += size;
-	}
-	if (cpu < KMT_MAX_CPUS) {
-		__sync_fetch_and_add(&losses[cpu].events, events);
-		__sync_fetch_and_add(&losses[cpu].bytes, bytes);
-		__sync_fetch_and_add(&losses[cpu].names, names);
-	}
-	/* The block's task and cache records are lost with it: describe
-	 * every task and cache again. */
-	seen = bpf_map_lookup_elem(&described, &zero);
+/* A lost block took task and cache records with it: every task and cache
+ * is described again before its next record on this CPU. */
+static __always_inline void forget_described(void)
+{
+	__u32 zero = 0;
+	struct described *seen = bpf_map_lookup_elem(&described, &zero);
+
 	if (!seen)
 		return;
 	/* The barriers keep clang from making the loops a memset, which BPF
@@ -226,58 +213,21 @@ static __always_inline void count_block_loss(__u32 cpu, struct stage *st, __u32 
 	}
 }
 
-/* Copies a level's staged records into the ring, or counts them lost
- * (lost: a level below lost its block); whether they were lost. */
-static __always_inline bool copy_level(__u32 cpu, void *ring, __u64 flags, struct stage *st,
-				       bool lost)
-{
-	bool claimed = !st->busy;
-	__u32 start, len;
-
-	/* Not being written into: taken, so that a program interrupting
-	 * this one writes into another level meanwhile. */
-	if (claimed) {
-		st->busy = 1;
-		barrier();
-	}
-	start = st->start;
-	len = st->len;
-	if (len > start && len <= STAGE_END) {
-		__u32 n = len - start;
-
-		/* Once a level's block is lost, so are those above it: their
-		 * events may refer to its task and cache records.  The bounds
-		 * are for the verifier. */
-		if (n <= STAGE_END && start < STAGE_END &&
-		    (lost || !ring || bpf_ringbuf_output(ring, st->data + start, n, flags))) {
-			count_block_loss(cpu, st, start, len);
-			lost = true;
-		}
-	}
-	if (claimed) {
-		st->start = 0;
-		st->len = 0;
-		barrier();
-		st->busy = 0;
-	} else {
-		st->start = len; /* the interrupted program's record goes on at len */
-	}
-	return lost;
-}
-
 /*
- * Copies every level's staged records into the CPU's ring, lowest level
- * first.  Not within another flush on the CPU, which this program
- * interrupted: that one goes on over every level after it.  A global
- * function: the verifier checks it once, not in every program.
+ * Copies every level's records into the CPU's ring, lowest first, unless a
+ * level is busy: a program this one interrupted is writing into it (and
+ * copies once done) or copying.  Once a level's block is lost, so are those
+ * above it: their events may refer to its task and cache records.  A global
+ * function: the verifier checks it once, not at every call.
  */
 __noinline int stage_flush(__u32 cpu)
 {
+	__u64 flags = BPF_RB_NO_WAKEUP, events = 0, bytes = 0, tasks = 0;
 	struct kmt_cpu_counters *cc;
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	struct stage *first;
-	bool lost = false;
-	__u32 zero = 0;
+	struct kmt_loss *lost;
+	struct stages *all;
+	bool gone = false;
+	int taken = 0;
 	void *ring;
 
 	if (cpu >= KMT_MAX_CPUS)
@@ -285,84 +235,109 @@ __noinline int stage_flush(__u32 cpu)
 	/* The counters first, while cpu is known to be in bounds: the
 	 * lookup spills it to the stack, where the verifier forgets that. */
 	cc = &cpu_counters[cpu];
-	first = bpf_map_lookup_elem(&stages, &zero);
-	if (!first || first->flushing)
+	lost = &losses[cpu];
+	all = cpu_stages();
+	if (!all)
 		return 0;
-	first->flushing = 1;
-	barrier();
-	ring = bpf_map_lookup_elem(&rings, &cpu);
-	if (cc->records >= wakeup_records) {
-		cc->records = 0;
-		flags = BPF_RB_FORCE_WAKEUP;
-	}
-	for (__u32 level = 0; level < STAGE_LEVELS; level++) {
-		__u32 key = level; /* the counter stays in a register, where the
-				    * verifier sees it move on */
-		struct stage *st = bpf_map_lookup_elem(&stages, &key);
-
-		if (!st)
+	/* Taken one by one: a program that interrupts this one in between
+	 * is done before it goes on. */
+	for (; taken < STAGE_LEVELS; taken++) {
+		if (all->level[taken].busy)
 			break;
-		lost = copy_level(cpu, ring, flags, st, lost);
+		all->level[taken].busy = 1;
 	}
 	barrier();
-	first->flushing = 0;
+	if (taken == STAGE_LEVELS) {
+		ring = bpf_map_lookup_elem(&rings, &cpu);
+		if (cc->records >= wakeup_records) {
+			cc->records = 0;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+		for (int i = 0; i < STAGE_LEVELS; i++) {
+			struct stage_level *l = &all->level[i];
+			__u32 len = l->len;
+
+			if (len && len <= sizeof(l->data) &&
+			    (gone || !ring || bpf_ringbuf_output(ring, l->data, len, flags))) {
+				gone = true;
+				events += l->events;
+				bytes += l->event_bytes;
+				tasks += l->tasks;
+			}
+			l->len = 0;
+			l->events = 0;
+			l->event_bytes = 0;
+			l->tasks = 0;
+		}
+	}
+	barrier();
+	for (int i = 0; i < taken && i < STAGE_LEVELS; i++)
+		all->level[i].busy = 0;
+	if (gone) {
+		__sync_fetch_and_add(&lost->events, events);
+		__sync_fetch_and_add(&lost->bytes, bytes);
+		__sync_fetch_and_add(&lost->names, tasks);
+		forget_described();
+	}
 	return 0;
 }
 
-/* A place for a record of size bytes in the lowest level's area no program
- * on this CPU is writing into; NULL when all are. */
+/* A place for a record of size bytes in the lowest level no program on
+ * this CPU is writing into; NULL when every level is busy or full. */
 static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 {
-	for (__u32 level = 0; level < STAGE_LEVELS; level++) {
-		__u32 key = level; /* as in stage_flush() */
-		struct stage *st = bpf_map_lookup_elem(&stages, &key);
+	struct stages *all = cpu_stages();
+
+	if (!all || size > STAGE_RECORD_MAX)
+		return NULL;
+	for (int i = 0; i < STAGE_LEVELS; i++) {
+		struct stage_level *l = &all->level[i];
 		__u32 off;
 
-		if (!st || size > STAGE_RECORD_MAX)
-			return NULL;
-		if (st->busy)
+		if (l->busy)
 			continue;
-		if (st->len >= STAGE_BLOCK)
-			stage_flush(ev->cpu); /* a flush this program interrupted left it full */
+		if (l->len >= STAGE_BLOCK)
+			stage_flush(ev->cpu); /* left full while a level below was busy */
 		/* Taken before its length is read: a program interrupting this
 		 * one in between writes elsewhere. */
-		st->busy = 1;
+		l->busy = 1;
 		barrier();
-		off = st->len;
+		off = l->len;
 		if (off >= STAGE_BLOCK) {
-			/* Full, and the flush that would empty it is the one this
-			 * program interrupted: the next level. */
-			st->busy = 0;
+			l->busy = 0; /* still full: a level below is busy */
 			continue;
 		}
-		ev->stage = st;
-		ev->stage_level = level;
+		ev->stages = all;
+		ev->stage_level = i;
 		ev->stage_size = size;
-		return st->data + off;
+		return l->data + off;
 	}
 	return NULL;
 }
 
-/* The record stage_reserve() gave is written: staged, and the block
- * copied into the ring once full, or at once when a program that
- * interrupted this one staged records meanwhile. */
-static __always_inline void stage_submit(struct event_ctx *ev)
+/* The record stage_reserve() gave is written: counted, and the levels
+ * copied into the ring when this one is full or one above it has records
+ * (of a program that interrupted this one). */
+static __always_inline void stage_submit(struct event_ctx *ev, const struct kmt_core *rec)
 {
-	struct stage *st = ev->stage, *above;
-	__u32 next = ev->stage_level + 1;
+	__u32 level = ev->stage_level, next = level + 1;
+	struct stages *all = ev->stages;
+	struct stage_level *l;
 
-	st->len += ev->stage_size;
-	barrier();
-	st->busy = 0;
-	barrier();
-	if (st->len >= STAGE_BLOCK) {
-		stage_flush(ev->cpu);
+	if (level >= STAGE_LEVELS)
 		return;
+	l = &all->level[level];
+	if (rec->event_id <= KMT_EVENT_FREE) {
+		l->events++;
+		l->event_bytes += ev->stage_size;
+	} else if (rec->event_id == KMT_EVENT_TASK) {
+		l->tasks++;
 	}
-	if (next >= STAGE_LEVELS)
-		return;
-	above = bpf_map_lookup_elem(&stages, &next);
-	if (above && above->len)
+	l->len += ev->stage_size;
+	barrier();
+	l->busy = 0;
+	barrier();
+	if (l->len >= STAGE_BLOCK || (next < STAGE_LEVELS && all->level[next].len))
 		stage_flush(ev->cpu);
 }
 
@@ -408,7 +383,7 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 	if (stage_records) {
 		if (ev->cpu < KMT_MAX_CPUS)
 			cpu_counters[ev->cpu].records++;
-		stage_submit(ev);
+		stage_submit(ev, rec);
 		return;
 	}
 	if (ev->cpu < KMT_MAX_CPUS) {
