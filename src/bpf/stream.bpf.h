@@ -216,13 +216,16 @@ static __always_inline void forget_described(void)
 /*
  * Copies every level's records into the CPU's ring, lowest first, unless a
  * level is busy: a program this one interrupted is writing into it (and
- * copies once done) or copying.  Once a level's block is lost, so are those
- * above it: their events may refer to its task and cache records.  A global
- * function: the verifier checks it once, not at every call.
+ * copies once done) or copying.  The top level is taken last, so that a
+ * program interrupting the copies below writes into it rather than lose its
+ * record; its records are the newest.  Once a level's block is lost, so are
+ * those above it: their events may refer to its task and cache records.  A
+ * global function: the verifier checks it once, not at every call.
  */
 __noinline int stage_flush(__u32 cpu)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP, events = 0, bytes = 0, tasks = 0;
+	const int top = STAGE_LEVELS - 1;
 	struct kmt_cpu_counters *cc;
 	struct kmt_loss *lost;
 	struct stages *all;
@@ -241,13 +244,13 @@ __noinline int stage_flush(__u32 cpu)
 		return 0;
 	/* Taken one by one: a program that interrupts this one in between
 	 * is done before it goes on. */
-	for (; taken < STAGE_LEVELS; taken++) {
+	for (; taken < top; taken++) {
 		if (all->level[taken].busy)
 			break;
 		all->level[taken].busy = 1;
 	}
 	barrier();
-	if (taken == STAGE_LEVELS) {
+	if (taken == top && !all->level[top].busy) {
 		ring = bpf_map_lookup_elem(&rings, &cpu);
 		if (cc->records >= wakeup_records) {
 			cc->records = 0;
@@ -255,8 +258,14 @@ __noinline int stage_flush(__u32 cpu)
 		}
 		for (int i = 0; i < STAGE_LEVELS; i++) {
 			struct stage_level *l = &all->level[i];
-			__u32 len = l->len;
+			__u32 len;
 
+			if (i == top) {
+				l->busy = 1;
+				barrier();
+				taken++;
+			}
+			len = l->len;
 			if (len && len <= sizeof(l->data) &&
 			    (gone || !ring || bpf_ringbuf_output(ring, l->data, len, flags))) {
 				gone = true;
