@@ -266,8 +266,12 @@ __noinline int stage_flush(__u32 cpu)
 				taken++;
 			}
 			len = l->len;
-			if (len && len <= sizeof(l->data) &&
-			    (gone || !ring || bpf_ringbuf_output(ring, l->data, len, flags))) {
+			if (len > sizeof(l->data))
+				len = 0; /* cannot be: for the verifier */
+			/* Keeps clang from folding the two tests on len into one
+			 * on len - 1, which 5.10's verifier does not see bound len. */
+			barrier_var(len);
+			if (len && (gone || !ring || bpf_ringbuf_output(ring, l->data, len, flags))) {
 				gone = true;
 				events += l->events;
 				bytes += l->event_bytes;
@@ -390,8 +394,13 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 	struct kmt_cpu_counters *cc;
 
 	if (stage_records) {
-		if (ev->cpu < KMT_MAX_CPUS)
-			cpu_counters[ev->cpu].records++;
+		__u32 cpu = ev->cpu;
+
+		/* One register for the test and the index: 5.10's verifier
+		 * forgets the bound of a number loaded again. */
+		barrier_var(cpu);
+		if (cpu < KMT_MAX_CPUS)
+			cpu_counters[cpu].records++;
 		stage_submit(ev, rec);
 		return;
 	}
@@ -793,6 +802,9 @@ static __always_inline int stream_heartbeat(bool atomic_fetch)
 	 * verifier forgets the bound of a number spilled to the stack. */
 	cc = &cpu_counters[ev.cpu];
 	lost = &losses[ev.cpu];
+	/* Kept, not computed again from the CPU after a call. */
+	barrier_var(cc);
+	barrier_var(lost);
 	rec = reserve_record(&ev, sizeof(*rec), false);
 	if (!rec)
 		return 0;
