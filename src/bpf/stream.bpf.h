@@ -163,19 +163,24 @@ const volatile bool stage_records = false;
 #define STAGE_LEVELS 3       /* a program, one that interrupted it, and one that interrupted that */
 #define STAGE_BLOCK 4096     /* copied into the ring once this much is staged */
 #define STAGE_RECORD_MAX 256 /* no record is larger */
+#define STAGE_END (STAGE_BLOCK + STAGE_RECORD_MAX) /* len stays below */
 
 struct stage_level {
+	__u32 start;       /* [start, len): staged, not yet copied into the ring */
 	__u32 len;
-	__u32 busy;        /* a record is being written at len, or the levels copied */
-	__u32 events;      /* allocation and free records staged */
+	__u32 busy;        /* a record is being written at len, or start and len read or set */
+	__u32 events;      /* in [start, len): allocation and free records */
 	__u32 event_bytes; /* their bytes */
-	__u32 tasks;       /* task records staged */
-	__u32 reserved;
-	__u8 data[STAGE_BLOCK + STAGE_RECORD_MAX];
+	__u32 tasks;       /* task records */
+	/* Twice STAGE_END: the verifier cannot relate a copy's start to its
+	 * length, each below STAGE_END, so their sum must fit. */
+	__u8 data[2 * STAGE_END];
 };
 
 struct stages {
 	struct stage_level level[STAGE_LEVELS];
+	__u32 flushing; /* stage_flush() is running on the CPU */
+	__u32 reserved;
 };
 
 struct {
@@ -213,24 +218,28 @@ static __always_inline void forget_described(void)
 	}
 }
 
+/* What a flush copies of a level: its records then, and their counts. */
+struct stage_span {
+	__u32 start, len, events, event_bytes, tasks;
+};
+
 /*
- * Copies every level's records into the CPU's ring, lowest first, unless a
- * level is busy: a program this one interrupted is writing into it (and
- * copies once done) or copying.  The top level is taken last, so that a
- * program interrupting the copies below writes into it rather than lose its
- * record; its records are the newest.  Once a level's block is lost, so are
- * those above it: their events may refer to its task and cache records.  A
- * global function: the verifier checks it once, not at every call.
+ * Copies every level's records into the CPU's ring, lowest level first.
+ * Not while a level is busy (a program this one interrupted is writing a
+ * record: it copies once done), nor within another flush.  A level is
+ * taken only while its length and counts are read and set: a program that
+ * interrupts the copy stages its records after the ones copied, and they
+ * stay.  Once a level's block is lost, so are those above it: their events
+ * may refer to its task and cache records.  A global function: the
+ * verifier checks it once, not at every call.
  */
 __noinline int stage_flush(__u32 cpu)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP, events = 0, bytes = 0, tasks = 0;
-	const int top = STAGE_LEVELS - 1;
 	struct kmt_cpu_counters *cc;
 	struct kmt_loss *lost;
 	struct stages *all;
 	bool gone = false;
-	int taken = 0;
 	void *ring;
 
 	if (cpu >= KMT_MAX_CPUS)
@@ -240,52 +249,57 @@ __noinline int stage_flush(__u32 cpu)
 	cc = &cpu_counters[cpu];
 	lost = &losses[cpu];
 	all = cpu_stages();
-	if (!all)
+	if (!all || all->flushing)
 		return 0;
-	/* Taken one by one: a program that interrupts this one in between
-	 * is done before it goes on. */
-	for (; taken < top; taken++) {
-		if (all->level[taken].busy)
-			break;
-		all->level[taken].busy = 1;
-	}
+	for (int i = 0; i < STAGE_LEVELS; i++)
+		if (all->level[i].busy)
+			return 0;
+	all->flushing = 1;
 	barrier();
-	if (taken == top && !all->level[top].busy) {
-		ring = bpf_map_lookup_elem(&rings, &cpu);
-		if (cc->records >= wakeup_records) {
-			cc->records = 0;
-			flags = BPF_RB_FORCE_WAKEUP;
-		}
-		for (int i = 0; i < STAGE_LEVELS; i++) {
-			struct stage_level *l = &all->level[i];
-			__u32 len;
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (cc->records >= wakeup_records) {
+		cc->records = 0;
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	for (int i = 0; i < STAGE_LEVELS; i++) {
+		struct stage_level *l = &all->level[i];
+		struct stage_span span;
+		__u32 n;
 
-			if (i == top) {
-				l->busy = 1;
-				barrier();
-				taken++;
-			}
-			len = l->len;
-			if (len > sizeof(l->data))
-				len = 0; /* cannot be: for the verifier */
-			/* Keeps clang from folding the two tests on len into one
-			 * on len - 1, which 5.10's verifier does not see bound len. */
-			barrier_var(len);
-			if (len && (gone || !ring || bpf_ringbuf_output(ring, l->data, len, flags))) {
-				gone = true;
-				events += l->events;
-				bytes += l->event_bytes;
-				tasks += l->tasks;
-			}
-			l->len = 0;
-			l->events = 0;
-			l->event_bytes = 0;
-			l->tasks = 0;
+		l->busy = 1;
+		barrier();
+		span = (struct stage_span){ l->start, l->len, l->events, l->event_bytes, l->tasks };
+		barrier();
+		l->busy = 0;
+		n = span.len - span.start;
+		if (span.len > STAGE_END || span.start >= span.len)
+			n = 0; /* nothing staged (or, for the verifier, cannot be) */
+		/* Keeps clang from folding the tests into others on values
+		 * 5.10's verifier does not see bound n and start by. */
+		barrier_var(n);
+		if (n && n <= STAGE_END && span.start < STAGE_END &&
+		    (gone || !ring || bpf_ringbuf_output(ring, l->data + span.start, n, flags))) {
+			gone = true;
+			events += span.events;
+			bytes += span.event_bytes;
+			tasks += span.tasks;
 		}
+		l->busy = 1;
+		barrier();
+		l->events -= span.events;
+		l->event_bytes -= span.event_bytes;
+		l->tasks -= span.tasks;
+		if (l->len == span.len) {
+			l->start = 0;
+			l->len = 0;
+		} else {
+			l->start = span.len; /* staged by a program that interrupted the copy */
+		}
+		barrier();
+		l->busy = 0;
 	}
 	barrier();
-	for (int i = 0; i < taken && i < STAGE_LEVELS; i++)
-		all->level[i].busy = 0;
+	all->flushing = 0;
 	if (gone) {
 		__sync_fetch_and_add(&lost->events, events);
 		__sync_fetch_and_add(&lost->bytes, bytes);
