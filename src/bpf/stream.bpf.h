@@ -271,14 +271,16 @@ __noinline int stage_flush(__u32 cpu)
 		span = (struct stage_span){ l->start, l->len, l->events, l->event_bytes, l->tasks };
 		barrier();
 		l->busy = 0;
-		n = span.len - span.start;
-		if (span.len > STAGE_END || span.start >= span.len)
-			n = 0; /* nothing staged (or, for the verifier, cannot be) */
-		/* Keeps clang from folding the tests into others on values
-		 * 5.10's verifier does not see bound n and start by. */
+		n = span.start < span.len ? span.len - span.start : 0;
+		/* Clamped where they cannot be larger, each in the register
+		 * passed: the verifier bounds the copy by them. */
+		if (n > STAGE_END)
+			n = STAGE_END;
+		if (span.start > STAGE_END)
+			span.start = STAGE_END;
 		barrier_var(n);
-		if (n && n <= STAGE_END && span.start < STAGE_END &&
-		    (gone || !ring || bpf_ringbuf_output(ring, l->data + span.start, n, flags))) {
+		barrier_var(span.start);
+		if (n && (gone || !ring || bpf_ringbuf_output(ring, l->data + span.start, n, flags))) {
 			gone = true;
 			events += span.events;
 			bytes += span.event_bytes;
