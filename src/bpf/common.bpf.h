@@ -89,9 +89,9 @@ static __always_inline __u64 arg_number(__u64 *ctx, int i)
 	return v;
 }
 
-/* The task an event happened in, once it has passed the task filters. */
 struct stages;
 
+/* The task an event happened in, once it has passed the task filters. */
 struct event_ctx {
 	__u64 pid_tgid;
 	__u32 cpu;
