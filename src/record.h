@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <linux/types.h>
 
 #include "kmemsnoop.h"
@@ -112,11 +113,16 @@ static inline bool kmt_record_is_event(const void *data, size_t size)
  * sample (-o) holds whole records one after another. */
 static inline size_t kmt_record_size(const void *data, size_t size)
 {
-	const struct kmt_core *core = data;
+	__u16 event_size;
 
-	if (size < sizeof(*core) || core->event_size < sizeof(*core) || core->event_size > size)
+	if (size < sizeof(struct kmt_core))
 		return 0;
-	return core->event_size;
+	/* Copied: a reader cannot count on a record's alignment. */
+	memcpy(&event_size, (const char *)data + offsetof(struct kmt_core, event_size),
+	       sizeof(event_size));
+	if (event_size < sizeof(struct kmt_core) || event_size > size)
+		return 0;
+	return event_size;
 }
 
 /* Sequence order with wraparound: <0 if a comes before b. */
