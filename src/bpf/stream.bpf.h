@@ -218,6 +218,17 @@ static __always_inline void forget_described(void)
 	}
 }
 
+/* A forced wakeup once wakeup_records records were written on the CPU
+ * since the last (its count reset), else none: the submit of a record
+ * and the copy of a staged block alike. */
+static __always_inline __u64 wakeup_flags(struct kmt_cpu_counters *cc)
+{
+	if (cc->records < wakeup_records)
+		return BPF_RB_NO_WAKEUP;
+	cc->records = 0;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 /* What a flush copies of a level: its records then, and their counts. */
 struct stage_span {
 	__u32 start, len, events, event_bytes, tasks;
@@ -235,7 +246,7 @@ struct stage_span {
  */
 __noinline int stage_flush(__u32 cpu)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP, events = 0, bytes = 0, tasks = 0;
+	__u64 flags, events = 0, bytes = 0, tasks = 0;
 	struct kmt_cpu_counters *cc;
 	struct kmt_loss *lost;
 	struct stages *all;
@@ -257,10 +268,7 @@ __noinline int stage_flush(__u32 cpu)
 	all->flushing = 1;
 	barrier();
 	ring = bpf_map_lookup_elem(&rings, &cpu);
-	if (cc->records >= wakeup_records) {
-		cc->records = 0;
-		flags = BPF_RB_FORCE_WAKEUP;
-	}
+	flags = wakeup_flags(cc);
 	for (int i = 0; i < STAGE_LEVELS; i++) {
 		struct stage_level *l = &all->level[i];
 		struct stage_span span;
@@ -422,10 +430,8 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 	}
 	if (ev->cpu < KMT_MAX_CPUS) {
 		cc = &cpu_counters[ev->cpu];
-		if (++cc->records >= wakeup_records) {
-			cc->records = 0;
-			flags = BPF_RB_FORCE_WAKEUP;
-		}
+		cc->records++;
+		flags = wakeup_flags(cc);
 	}
 	bpf_ringbuf_submit(rec, flags);
 }
