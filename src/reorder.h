@@ -14,10 +14,12 @@
 struct reorder;
 
 /*
- * A record reserved (BUSY) before the rings were read but submitted only
- * after: records that recent are held one more round.
+ * What the clocks of the CPUs, and the BPF programs' against user space's,
+ * may differ by: records that recent are held one more round.  A record
+ * still being written when its ring was read holds its ring's time back
+ * itself (ring_reader_read_until()).
  */
-#define REORDER_MARGIN_NS 10000000ULL /* 10 ms */
+#define REORDER_MARGIN_NS 1000000ULL /* 1 ms */
 /* Records held at most: 24 bytes each for their keys, and 128 for those
  * copied (resident: only as many as were held at once). */
 #define REORDER_CAP 65536

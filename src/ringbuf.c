@@ -234,9 +234,15 @@ void ring_reader_give_back(struct ring_reader *rr, int ring, const void *data)
 	}
 }
 
-/* Consumes what ring idx holds; sets *drained unless it stopped at its
- * per-call limit with records left. */
-static int consume_ring(struct ring_reader *rr, int idx, long *count, bool *drained)
+/* How a consume of a ring ended. */
+enum ring_end {
+	RING_AT_PRODUCER, /* read up to the producer position */
+	RING_AT_BUSY,     /* stopped at a record still being written */
+	RING_AT_LIMIT,    /* stopped at the per-call limit, records left */
+};
+
+/* Consumes what ring idx holds, and says where it stopped. */
+static int consume_ring(struct ring_reader *rr, int idx, long *count, enum ring_end *end)
 {
 	struct ring *r = &rr->rings[idx];
 	unsigned long prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
@@ -244,12 +250,15 @@ static int consume_ring(struct ring_reader *rr, int idx, long *count, bool *drai
 	int ret = 0;
 
 	/* At most a ring's worth per call, so a busy ring cannot starve others. */
+	*end = RING_AT_PRODUCER;
 	while (r->read < prod && r->read - start < rr->ring_size) {
 		size_t off = r->read & r->mask;
 		uint32_t len = __atomic_load_n((const uint32_t *)(r->data + off), __ATOMIC_ACQUIRE);
 
-		if (len & BPF_RINGBUF_BUSY_BIT)
-			break; /* reserved, not yet submitted: the rest waits */
+		if (len & BPF_RINGBUF_BUSY_BIT) {
+			*end = RING_AT_BUSY; /* reserved, not yet submitted: the rest waits */
+			break;
+		}
 		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
 			ret = hand_over(rr, idx, off, len);
 			(*count)++;
@@ -266,7 +275,8 @@ static int consume_ring(struct ring_reader *rr, int idx, long *count, bool *drai
 	}
 	advance(r);
 	publish(r);
-	*drained = r->read >= prod || r->read - start < rr->ring_size;
+	if (r->read < prod && *end == RING_AT_PRODUCER && r->read - start >= rr->ring_size)
+		*end = RING_AT_LIMIT;
 	return ret;
 }
 
@@ -288,14 +298,18 @@ int ring_reader_consume(struct ring_reader *rr)
 
 	rr->undrained = false;
 	for (int i = 0; i < rr->nrings; i++) {
-		bool drained = false;
-		int ret = consume_ring(rr, i, &count, &drained);
+		enum ring_end end;
+		int ret = consume_ring(rr, i, &count, &end);
 
 		if (ret < 0)
 			return ret;
-		if (drained)
+		/* A record is timed after its reservation: one reserved after
+		 * now has a later time, and every one reserved before it has
+		 * been read, unless the read stopped at one still being
+		 * written, whose time may be earlier than now. */
+		if (end == RING_AT_PRODUCER)
 			rr->rings[i].read_until = now;
-		else
+		else if (end == RING_AT_LIMIT)
 			rr->undrained = true;
 	}
 	return count > INT32_MAX ? INT32_MAX : (int)count;

@@ -34,10 +34,11 @@ int ring_reader_consume(struct ring_reader *rr);
 /*
  * CLOCK_MONOTONIC ns up to which every ring has been read: each ring's
  * last consume that reached its producer position (an empty ring's too,
- * so an idle CPU does not hold the others back) started after it.  Except
- * a record still being written then (BUSY): the reader stops at it and
- * reads it, and those after it, the next time.  0 until every ring has
- * been read once.
+ * so an idle CPU does not hold the others back) started after it.  A
+ * consume that stopped at a record still being written (BUSY), however
+ * long ago it was reserved, leaves its ring's time where it was: its
+ * writer takes the time after the reservation, so the record may be older
+ * than the consume.  0 until every ring has been read once.
  */
 unsigned long long ring_reader_read_until(const struct ring_reader *rr);
 

@@ -41,10 +41,9 @@ struct sink_ops {
 	/*
 	 * Optional, for a sink that orders or aggregates.  sync: every ring
 	 * has been read past before_ns (CLOCK_MONOTONIC): every record that
-	 * happened before it has been given to record(), less those still
-	 * being written then (reorder.h's margin): the rings are read one
-	 * after the other, so records arrive in time order only up to such a
-	 * point.  report: print what has been aggregated so far, with what was
+	 * happened before it has been given to record() (less reorder.h's
+	 * margin for the clocks): the rings are read one after the other, so
+	 * records arrive in time order only up to such a point.  report: print what has been aggregated so far, with what was
 	 * lost so far.
 	 */
 	int (*sync)(struct sink *sk, unsigned long long before_ns);

@@ -510,7 +510,7 @@ static void print_summary(const struct stream *st, const struct sink_losses *los
 			st->sink->undecodable);
 	if (st->sink->out_of_order)
 		fprintf(stderr, "kmemsnoop: %llu events out of time order: more than %d "
-				"waited for the other CPUs' rings, or came later than %llu ms\n",
+				"waited for the other CPUs' rings, or a CPU's clock was %llu ms behind\n",
 			st->sink->out_of_order, REORDER_CAP, REORDER_MARGIN_NS / 1000000);
 }
 

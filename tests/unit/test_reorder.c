@@ -372,17 +372,24 @@ static void lent_edges(struct unit *u, struct seen *s)
 
 /*
  * Two CPUs' rings, each in time order, read one after the other in rounds
- * as the stream reads them: a round ends at "now", every ring is read to
- * it, then sync.  Now and then a record of CPU 1 is still being written
- * when its ring is read (half a margin before "now"): the read stops
- * there, and it and those after it come in the next round.
+ * as the stream reads them: a round starts at "now", every ring is read to
+ * it, then sync up to the oldest time each ring was read to
+ * (ring_reader_read_until()).  Now and then the next record of CPU 1 is
+ * still being written for several rounds (its writer was interrupted):
+ * the reads stop there, it and those after it come once it is done, and
+ * until then that ring counts as read only up to the last round that read
+ * it to its end, several margins back.
  */
+#define ROUND_NS (REORDER_MARGIN_NS / 2)
+
 static void rings(struct unit *u, struct seen *s)
 {
-	unsigned long long next[2] = { 1000, 1500 }, now = 0, prev = 0;
+	unsigned long long next[2] = { 1000, 1500 }, read_until[2] = { 0, 0 };
+	unsigned long long now = 0, prev = 0;
 	struct unit_case c;
 	struct reorder *r;
-	size_t total = 0, backwards = 0, stopped = 0;
+	size_t total = 0, backwards = 0, stalls = 0;
+	int stalled_rounds = 0;
 
 	unit_begin(&c, u, "reorder.rings_in_turn");
 	memset(s, 0, sizeof(*s));
@@ -393,21 +400,24 @@ static void rings(struct unit *u, struct seen *s)
 		return;
 	}
 	srand(7);
-	for (int round = 0; round < 20; round++) {
-		now += REORDER_MARGIN_NS / 8;
+	for (int round = 0; round < 60; round++) {
+		now += ROUND_NS;
+		if (!stalled_rounds && rand() % 6 == 0) {
+			stalled_rounds = 1 + rand() % 10;
+			stalls++;
+		}
 		for (int cpu = 0; cpu < 2; cpu++) {
-			unsigned long long limit = now;
-
-			if (cpu == 1 && now > REORDER_MARGIN_NS && rand() % 3 == 0) {
-				limit = now - REORDER_MARGIN_NS / 2;
-				stopped++;
+			if (cpu == 1 && stalled_rounds) {
+				stalled_rounds--;
+				continue;
 			}
-			while (next[cpu] < limit && total < MAX_OUT) {
+			while (next[cpu] < now && total < MAX_OUT) {
 				push(r, next[cpu], (int)total++, cpu);
 				next[cpu] += 4000 + (unsigned long long)(rand() % 2000);
 			}
+			read_until[cpu] = now;
 		}
-		CHECK(&c, reorder_sync(r, now) == 0);
+		CHECK(&c, reorder_sync(r, read_until[0] < read_until[1] ? read_until[0] : read_until[1]) == 0);
 	}
 	reorder_flush(r);
 	for (size_t i = 0; i < s->n && i < MAX_OUT; i++) {
@@ -415,7 +425,7 @@ static void rings(struct unit *u, struct seen *s)
 			backwards++;
 		prev = s->ts[i];
 	}
-	CHECK(&c, total > 1000 && total < MAX_OUT && stopped > 0);
+	CHECK(&c, total > 1000 && total < MAX_OUT && stalls > 1);
 	CHECK_U64(&c, s->n, total);
 	CHECK_U64(&c, backwards, 0);
 	CHECK_U64(&c, reorder_out_of_order(r), 0);
