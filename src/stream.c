@@ -490,6 +490,16 @@ static unsigned long long names_lost(const struct session *s)
 	return n;
 }
 
+/* -o: records staged in a level above the first, all CPUs. */
+static unsigned long long nested_records(const struct session *s)
+{
+	unsigned long long n = 0;
+
+	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++)
+		n += s->skel->bss->cpu_counters[cpu].nested;
+	return n;
+}
+
 static void print_summary(const struct stream *st, const struct sink_losses *lost)
 {
 	const struct session *s = st->mode.session;
@@ -512,6 +522,9 @@ static void print_summary(const struct stream *st, const struct sink_losses *los
 		fprintf(stderr, "kmemsnoop: %llu events out of time order: more than %d "
 				"waited for the other CPUs' rings, or a CPU's clock was %llu ms behind\n",
 			st->sink->out_of_order, REORDER_CAP, REORDER_MARGIN_NS / 1000000);
+	if (st->staged && s->env->verbose)
+		fprintf(stderr, "kmemsnoop: %llu records staged by a program that interrupted "
+				"another writing one on the same CPU\n", nested_records(s));
 }
 
 /* After detach, what is in the rings is all there will be: drain them. */

@@ -202,7 +202,10 @@ struct kmt_cpu_counters {
 	__u32 seq;
 	__u32 beat_seq;     /* the last heartbeat's sequence number */
 	__u64 beat_written; /* records written before it */
-	__u64 pad[5];
+	/* -o: records staged by a program that interrupted another one
+	 * writing a record on this CPU (stream.bpf.h's levels above 0). */
+	__u64 nested;
+	__u64 pad[4];
 } __attribute__((aligned(64)));
 
 #define KMT_MAX_CPUS 1024

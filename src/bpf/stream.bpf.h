@@ -374,6 +374,8 @@ static __always_inline void stage_submit(struct event_ctx *ev, const struct kmt_
 	barrier();
 	l->busy = 0;
 	barrier();
+	if (level && ev->cpu < KMT_MAX_CPUS)
+		__sync_fetch_and_add(&cpu_counters[ev->cpu].nested, 1);
 	if (l->len >= STAGE_BLOCK || (next < STAGE_LEVELS && all->level[next].len))
 		stage_flush(ev->cpu);
 }
