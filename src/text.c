@@ -165,16 +165,29 @@ static void put_sdec(struct line *l, long long v)
 	put_udec(l, v, 0, ' ');
 }
 
+/* v's n hex digits, the last one just before end; a byte per step, as
+ * every line has a pointer or two. */
+static void write_hex(char *end, unsigned long long v, int n)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (; n >= 2; n -= 2, v >>= 8) {
+		end -= 2;
+		end[0] = digits[v >> 4 & 15];
+		end[1] = digits[v & 15];
+	}
+	if (n)
+		*--end = digits[v & 15];
+}
+
 /* v in lowercase hex, zero-padded to width. */
 static void put_hex(struct line *l, unsigned long long v, int width)
 {
-	static const char digits[] = "0123456789abcdef";
 	int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
-	char tmp[16], *p;
+	char tmp[16];
 
 	if (!has_room(l, FIELD_ROOM)) {
-		for (p = tmp + n; p > tmp; v >>= 4)
-			*--p = digits[v & 15];
+		write_hex(tmp + n, v, n);
 		put_pad(l, '0', width - n);
 		put_mem(l, tmp, n);
 		return;
@@ -184,8 +197,7 @@ static void put_hex(struct line *l, unsigned long long v, int width)
 		l->p += width - n;
 	}
 	l->p += n;
-	for (p = l->p; n--; v >>= 4)
-		*--p = digits[v & 15];
+	write_hex(l->p, v, n);
 }
 
 static void put_call_site(struct text_sink *sink, struct line *l, __u64 addr)
@@ -200,7 +212,11 @@ static void put_call_site(struct text_sink *sink, struct line *l, __u64 addr)
 
 static void put_gfp(struct text_sink *sink, struct line *l, __u32 flags)
 {
-	struct text_gfp_memo *m = &sink->gfp_memo[(flags ^ flags >> 11) % TEXT_GFP_SLOTS];
+	/* Fibonacci hashing: the usual flags differ in a bit or two (GFP_KERNEL,
+	 * with __GFP_ZERO, _ACCOUNT), which a fold of the bits put in one slot,
+	 * where they pushed one another out on every other line. */
+	unsigned int slot = (flags * 2654435761u) >> (32 - __builtin_ctz(TEXT_GFP_SLOTS));
+	struct text_gfp_memo *m = &sink->gfp_memo[slot];
 	size_t len;
 
 	if (m->len && m->flags == flags) {

@@ -26,7 +26,7 @@ struct text_memo {
 };
 
 /* The GFP flags of recent lines, as text (a few values make most lines). */
-#define TEXT_GFP_SLOTS 8
+#define TEXT_GFP_SLOTS 16 /* a power of 2 */
 struct text_gfp_memo {
 	unsigned int flags;
 	unsigned char len; /* 0: nothing kept */
