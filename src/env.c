@@ -622,7 +622,8 @@ static const struct opt_spec options[] = {
 	{ "verbose", 'v', no_argument, "", GROUP_CONTROL,
 	  "show libbpf's messages, what was detected, the instructions the verifier "
 	  "walked per program and, at the end, with sysctl kernel.bpf_stats_enabled=1, each "
-	  "program's runs and nanoseconds per run", opt_none, FLAG(verbose) },
+	  "program's runs and nanoseconds per run (with -o: the records staged by a program "
+	  "that interrupted another on its CPU)", opt_none, FLAG(verbose) },
 	{ "help", KEY_HELP, no_argument, "", GROUP_CONTROL, "this help", opt_none, 0 },
 	{ "version", KEY_VERSION, no_argument, "", GROUP_CONTROL, "print the version", opt_none, 0 },
 };
