@@ -43,8 +43,8 @@ struct sink_ops {
 	 * has been read past before_ns (CLOCK_MONOTONIC): every record that
 	 * happened before it has been given to record() (less reorder.h's
 	 * margin for the clocks): the rings are read one after the other, so
-	 * records arrive in time order only up to such a point.  report: print what has been aggregated so far, with what was
-	 * lost so far.
+	 * records arrive in time order only up to such a point.  report:
+	 * print what has been aggregated so far, with what was lost so far.
 	 */
 	int (*sync)(struct sink *sk, unsigned long long before_ns);
 	int (*report)(struct sink *sk, const struct sink_losses *lost);

@@ -6,9 +6,9 @@
 # level, and the levels are copied into the ring lowest first.  Block I/O
 # completions allocate and free in interrupts, so a direct-I/O reader
 # beside an open/close workload on each CPU makes programs interrupt one
-# another.
-# kmemsnoop -v -o DIR, traced whole, says how many records were staged so
-# (nested.happened; the rest is skipped with the reason when none were).
+# another.  kmemsnoop -v -o DIR, traced whole, says how many records were
+# staged so (nested.happened; up to three runs, then the rest is skipped
+# with the reason when none were).
 # Then every CPU file must hold each sequence number of its CPU exactly
 # once, from 0 to its last (nothing dropped or copied twice), and its
 # events must add up to the summary's count: a reader of the records apart
@@ -59,26 +59,26 @@ trap 'stop_reader; cleanup' EXIT
 # reader, traced whole into DIR.  Status 1 when a workload or kmemsnoop did
 # not start (the reason in WHY); kmemsnoop's status then in rc.
 record() {
-	local dir=$1 cpu ids=()
+	local dir=$1 cpu id ids=()
 	rm -rf "$dir"
 	for cpu in $(online_cpus); do
+		ids+=("w$cpu")
 		if ! wl_start "w$cpu" openclose "$N" || ! taskset -p -c "$cpu" "${WL_PID[w$cpu]}" >/dev/null; then
 			WHY="the workload for CPU $cpu did not start: $(head -c 200 "$WORK/w$cpu.werr")"
-			for cpu in "${ids[@]}" "w$cpu"; do wl_kill "$cpu"; done
+			for id in "${ids[@]}"; do wl_kill "$id"; done
 			return 1
 		fi
-		ids+=("w$cpu")
 	done
 	if ! ks_start k -v -e kmalloc,cache -o "$dir"; then
 		WHY=$(ks_start_fail_why k)
-		for cpu in "${ids[@]}"; do wl_kill "$cpu"; done
+		for id in "${ids[@]}"; do wl_kill "$id"; done
 		return 1
 	fi
 	(while :; do dd if="$FILE" of=/dev/null bs=4k iflag=direct status=none || exit; done) &
 	READER=$!
-	for cpu in "${ids[@]}"; do wl_go "$cpu"; done
-	for cpu in "${ids[@]}"; do
-		wl_wait "$cpu" || fail nested.workload "the workload failed (status ${WL_RC[$cpu]})" "$WORK/$cpu.werr"
+	for id in "${ids[@]}"; do wl_go "$id"; done
+	for id in "${ids[@]}"; do
+		wl_wait "$id" || fail nested.workload "the workload failed (status ${WL_RC[$id]})" "$WORK/$id.werr"
 	done
 	kill "$READER" 2>/dev/null
 	wait "$READER" 2>/dev/null
