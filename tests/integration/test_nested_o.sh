@@ -51,9 +51,8 @@ READER=
 stop_reader() {
 	[ -n "$READER" ] && kill "$READER" 2>/dev/null && wait "$READER" 2>/dev/null
 	READER=
-	rm -f "$FILE"
 }
-trap 'stop_reader; cleanup' EXIT
+trap 'stop_reader; rm -f "$FILE"; cleanup' EXIT
 
 # record DIR: one attempt, an open/close workload on each CPU beside the
 # reader, traced whole into DIR.  Status 1 when a workload or kmemsnoop did
@@ -80,9 +79,7 @@ record() {
 	for id in "${ids[@]}"; do
 		wl_wait "$id" || fail nested.workload "the workload failed (status ${WL_RC[$id]})" "$WORK/$id.werr"
 	done
-	kill "$READER" 2>/dev/null
-	wait "$READER" 2>/dev/null
-	READER=
+	stop_reader
 	ks_stop k
 	rc=$?
 	return 0
@@ -98,7 +95,6 @@ for attempt in 1 2 3; do
 	nested=$(sed -n 's/^kmemsnoop: \([0-9]*\) records staged by a program that interrupted .*/\1/p' "$(ks_err k)")
 	[ "${nested:-0}" -gt 0 ] || [ $rc -ne 0 ] && break
 done
-stop_reader
 sum=$(ks_summary k)
 set -- $sum
 written=$1
