@@ -71,7 +71,7 @@ STATIC_COPY ?= kmemsnoop
 
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror
-USER_CFLAGS := -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -Isrc -Isrc/bpf -I$(OUTPUT)
+USER_CFLAGS := -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -Isrc -I$(OUTPUT)
 
 # --- libbpf ------------------------------------------------------------------
 ifneq ($(wildcard libbpf/src/Makefile),)
@@ -124,7 +124,7 @@ MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(or $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null),-lmicrohttpd) -lpthread
 
 # --- protobuf-c (the --pprof profiles) ------------------------------------------------
-# src/pprof.proto becomes C at build time (protoc-c), in $(OUTPUT).
+# src/allocinfo/pprof.proto becomes C at build time (protoc-c), in $(OUTPUT).
 PROTOC_C ?= protoc-c
 PROTOBUF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libprotobuf-c 2>/dev/null)
 PROTOBUF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null),-lprotobuf-c)
@@ -152,18 +152,20 @@ STATIC_KMEMSNOOP := $(OUTPUT)/static/kmemsnoop
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(VMLINUX_DIR) -Isrc/bpf $(LIBBPF_CFLAGS)
 
-APP_SRCS := src/kmemsnoop.c src/env.c src/session.c src/sources.c src/fentry.c src/vmcallers.c src/textranges.c src/kernel_features.c \
-	src/pfn.c src/record.c src/idtab.c src/cachetab.c src/tasktab.c src/ringbuf.c src/text.c src/binout.c src/binin.c src/ksyms.c \
-	src/gfp.c src/stream.c src/allocinfo.c src/aitable.c src/alloctag.c src/srcline.c \
-	src/hist.c src/histacc.c src/histfmt.c src/histtext.c src/live.c src/kstat.c \
-	src/statsink.c src/statbpf.c src/topkeys.c src/metrics.c src/exporter.c src/json.c src/histjson.c src/httpd.c \
-	src/pprof.c src/cgpath.c src/memcg.c src/memfit.c src/budget.c src/cpuloss.c src/recheader.c \
-	src/reorder.c src/ordersink.c src/pagesite.c src/tpformat.c
+# The sources, found by folder (docs/ARCHITECTURE.md): the top (main, the
+# options, the session), the shared layers, then one folder per mode.
+# httpd_none.c and pprof_none.c stand in for httpd.c and pprof.c where a
+# static build has no library for them.
+SRC_DIRS := util kernel names recording stream stat hist allocinfo exporter
+STAND_INS := src/exporter/httpd_none.c src/allocinfo/pprof_none.c
+APP_SRCS := src/kmemsnoop.c src/env.c src/session.c \
+	$(filter-out $(STAND_INS),$(foreach d,$(SRC_DIRS),$(sort $(wildcard src/$(d)/*.c))))
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
+HDRS := $(wildcard src/*.h src/*/*.h)
 # The generated protobuf-c code goes with every set of objects.
 APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS)) $(OUTPUT)/pprof.pb-c.o
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS)) $(OUTPUT)/pprof.pb-c.o
-UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_SRCS := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 
 .PHONY: all test unit run deps clean vmlinux bench static vmtest static-arm64 vmtest-arm64 \
 	install uninstall vmtest-dwarf soak
@@ -181,17 +183,18 @@ kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
 BPF_OBJS := kmemsnoop pfn
 SKELETONS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_OBJS))
 
-$(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS) | $(OUTPUT)
+$(OUTPUT)/%.o: src/%.c $(HDRS) $(SKELETONS) | $(OUTPUT)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
-$(OUTPUT)/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
+$(OUTPUT)/hist/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+$(OUTPUT)/exporter/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
 
-$(PB_SRC) $(PB_HDR) &: src/pprof.proto | $(OUTPUT)
-	$(PROTOC_C) --proto_path=src --c_out=$(OUTPUT) $<
+$(PB_SRC) $(PB_HDR) &: src/allocinfo/pprof.proto | $(OUTPUT)
+	$(PROTOC_C) --proto_path=src/allocinfo --c_out=$(OUTPUT) $<
 
-$(OUTPUT)/pprof.o: $(PB_HDR)
-$(OUTPUT)/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
+$(OUTPUT)/allocinfo/pprof.o: $(PB_HDR)
+$(OUTPUT)/allocinfo/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
 
 $(OUTPUT)/pprof.pb-c.o: $(PB_SRC) $(PB_HDR)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(PROTOBUF_CFLAGS) -c $< -o $@
@@ -235,8 +238,9 @@ unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 
 # The BPF programs run on crafted arguments (BPF_PROG_TEST_RUN); static,
 # so that it runs in the test VMs too.
-BPF_PROGS_OBJS := $(OUTPUT)/kernel_features.o $(OUTPUT)/sources.o $(OUTPUT)/record.o \
-	$(OUTPUT)/idtab.o $(OUTPUT)/tasktab.o $(OUTPUT)/ringbuf.o
+BPF_PROGS_OBJS := $(OUTPUT)/kernel/kernel_features.o $(OUTPUT)/kernel/sources.o \
+	$(OUTPUT)/recording/record.o $(OUTPUT)/util/idtab.o $(OUTPUT)/names/tasktab.o \
+	$(OUTPUT)/stream/ringbuf.o
 
 $(TEST_BIN)/bpf_progs: tests/bpf_progs.c $(BPF_PROGS_OBJS) $(SKELETONS) $(LIBBPF_DEP)
 	mkdir -p $(@D)
@@ -252,10 +256,10 @@ $(TEST_BIN)/workload: tests/workload.c
 # Without the HTTP server of --listen: Debian's libmicrohttpd needs GnuTLS,
 # whose p11-kit has no static library (httpd_none.c says so at run time).
 # --pprof: libprotobuf-c.a if there is one, else pprof_none.c.
-STATIC_OBJS := $(filter-out $(OUTPUT)/httpd.o,$(APP_OBJS)) $(OUTPUT)/httpd_none.o
+STATIC_OBJS := $(filter-out $(OUTPUT)/exporter/httpd.o,$(APP_OBJS)) $(OUTPUT)/exporter/httpd_none.o
 ifeq ($(PROTOBUF_A),)
-STATIC_OBJS := $(filter-out $(OUTPUT)/pprof.o $(OUTPUT)/pprof.pb-c.o,$(STATIC_OBJS)) \
-	$(OUTPUT)/pprof_none.o
+STATIC_OBJS := $(filter-out $(OUTPUT)/allocinfo/pprof.o $(OUTPUT)/pprof.pb-c.o,$(STATIC_OBJS)) \
+	$(OUTPUT)/allocinfo/pprof_none.o
 endif
 
 $(STATIC_KMEMSNOOP): $(STATIC_OBJS) $(LIBBPF_DEP)
@@ -395,14 +399,14 @@ SAN_LIB_OBJS := $(patsubst src/%.c,$(SAN_OUT)/%.o,$(LIB_SRCS)) $(SAN_OUT)/pprof.
 
 .PHONY: sanitize
 
-$(SAN_OUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS)
+$(SAN_OUT)/%.o: src/%.c $(HDRS) $(SKELETONS)
 	@mkdir -p $(@D)
 	$(SAN_CC) $(SAN_CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
-$(SAN_OUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
-$(SAN_OUT)/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
-$(SAN_OUT)/pprof.o: $(PB_HDR)
-$(SAN_OUT)/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
+$(SAN_OUT)/hist/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+$(SAN_OUT)/exporter/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
+$(SAN_OUT)/allocinfo/pprof.o: $(PB_HDR)
+$(SAN_OUT)/allocinfo/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
 
 $(SAN_OUT)/pprof.pb-c.o: $(PB_SRC) $(PB_HDR)
 	@mkdir -p $(@D)
@@ -448,15 +452,15 @@ FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 # Only pattern rules name these objects: without this make deletes them.
 .SECONDARY: $(FUZZ_LIB_OBJS)
 
-$(FUZZ_OUT)/%.o: src/%.c $(wildcard src/*.h) $(wildcard src/bpf/*.h) $(SKELETONS)
+$(FUZZ_OUT)/%.o: src/%.c $(HDRS) $(SKELETONS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(USER_CFLAGS) $(LIBBPF_CFLAGS) \
 		$(LIBDW_CFLAGS) -c $< -o $@
 
-$(FUZZ_OUT)/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
-$(FUZZ_OUT)/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
-$(FUZZ_OUT)/pprof.o: $(PB_HDR)
-$(FUZZ_OUT)/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
+$(FUZZ_OUT)/hist/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+$(FUZZ_OUT)/exporter/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
+$(FUZZ_OUT)/allocinfo/pprof.o: $(PB_HDR)
+$(FUZZ_OUT)/allocinfo/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
 
 $(FUZZ_OUT)/pprof.pb-c.o: $(PB_SRC) $(PB_HDR)
 	@mkdir -p $(@D)

@@ -15,12 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
+#include "kernel/budget.h"
 #include "env.h"
-#include "kmemsnoop.h"
-#include "sources.h"
+#include "bpf/kmemsnoop.h"
+#include "kernel/sources.h"
 
-#define KMEMSNOOP_VERSION "0.2"
 #define DEFAULT_NICE -10
 #define DEFAULT_AI_MAX_PTRS (1ULL << 20)
 #define DEFAULT_STAT_MAX_PTRS (1ULL << 18) /* 40-byte values in a hash: about 100 bytes each */
@@ -753,11 +752,6 @@ void env_print_help(FILE *out)
 	}
 	fputc('\n', out);
 	fputs(usage_tail, out);
-}
-
-const char *env_version(void)
-{
-	return KMEMSNOOP_VERSION;
 }
 
 size_t env_option_names(const char **names, size_t max)

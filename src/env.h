@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "histmaps.h"
-#include "kmemsnoop.h"
-#include "kstat.h"
+#include "bpf/histmaps.h"
+#include "bpf/kmemsnoop.h"
+#include "stat/kstat.h"
 
 struct env {
 	int pid;      /* -p: thread group to follow, 0 = all */
@@ -87,7 +87,6 @@ enum env_status env_parse(int argc, char **argv, struct env *env, char *err, siz
 
 /* --help: usage, every option of the table by group, notes, examples. */
 void env_print_help(FILE *out);
-const char *env_version(void);
 
 /* The long names of every option (at most max stored); how many there are. */
 size_t env_option_names(const char **names, size_t max);

@@ -11,17 +11,18 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "binin.h"
 #include "env.h"
-#include "gfp.h"
-#include "json.h"
-#include "kstat.h"
-#include "ksyms.h"
-#include "recheader.h"
+#include "names/gfp.h"
+#include "names/ksyms.h"
+#include "recording/binin.h"
+#include "recording/recheader.h"
+#include "recording/sink.h"
 #include "session.h"
-#include "sink.h"
-#include "statsink.h"
-#include "text.h"
+#include "stat/kstat.h"
+#include "stat/statsink.h"
+#include "stream/jsonsink.h"
+#include "stream/text.h"
+#include "util/version.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -240,7 +241,7 @@ int main(int argc, char **argv)
 		env_print_help(stdout);
 		return EXIT_OK;
 	case ENV_VERSION:
-		printf("kmemsnoop %s\n", env_version());
+		printf("kmemsnoop %s\n", kmemsnoop_version());
 		return EXIT_OK;
 	case ENV_USAGE:
 		fprintf(stderr, "kmemsnoop: %s (see kmemsnoop --help)\n", err);

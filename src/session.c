@@ -19,20 +19,20 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "alloctag.h"
-#include "budget.h"
-#include "clock.h"
+#include "bpf/kmemsnoop.h"
 #include "env.h"
-#include "fentry.h"
-#include "kmemsnoop.h"
+#include "kernel/budget.h"
+#include "kernel/fentry.h"
+#include "kernel/memcg.h"
+#include "kernel/memfit.h"
+#include "kernel/pfn.h"
 #include "kmemsnoop.skel.h"
-#include "ksyms.h"
-#include "memcg.h"
-#include "memfit.h"
-#include "pfn.h"
+#include "names/alloctag.h"
+#include "names/ksyms.h"
+#include "util/clock.h"
 #include "session.h"
-#include "textranges.h"
-#include "vmcallers.h"
+#include "names/textranges.h"
+#include "names/vmcallers.h"
 
 #define POLL_MS 100
 #define SIZE_FILTER_ENTRIES (256 * 1024)

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kernel_features.h"
+#include "kernel/kernel_features.h"
 #include "mode.h"
 
 struct btf;

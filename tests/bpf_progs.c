@@ -23,15 +23,15 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "clock.h"
-#include "kernel_features.h"
-#include "histmaps.h"
-#include "kmemsnoop.h"
-#include "pagesite_defs.h"
+#include "util/clock.h"
+#include "kernel/kernel_features.h"
+#include "bpf/histmaps.h"
+#include "bpf/kmemsnoop.h"
+#include "bpf/pagesite_defs.h"
 #include "kmemsnoop.skel.h"
-#include "record.h"
-#include "ringbuf.h"
-#include "tasktab.h"
+#include "recording/record.h"
+#include "stream/ringbuf.h"
+#include "names/tasktab.h"
 
 #define CPU 0                       /* the tests run pinned here */
 #define SITE1 0xffffffff81100000ULL /* call sites: any kernel-looking address */

@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ksyms.h"
+#include "names/ksyms.h"
 
 static void look_up(struct ksyms *ks, unsigned long long addr)
 {

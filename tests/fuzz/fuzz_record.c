@@ -8,11 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cachetab.h"
-#include "gfp.h"
-#include "record.h"
-#include "tasktab.h"
-#include "text.h"
+#include "names/cachetab.h"
+#include "names/gfp.h"
+#include "names/tasktab.h"
+#include "recording/record.h"
+#include "stream/text.h"
 
 static struct text_sink sink;
 

@@ -18,15 +18,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "binin.h"
 #include "env.h"
-#include "gfp.h"
-#include "ksyms.h"
-#include "recheader.h"
-#include "json.h"
-#include "sink.h"
-#include "statsink.h"
-#include "text.h"
+#include "names/gfp.h"
+#include "names/ksyms.h"
+#include "recording/binin.h"
+#include "recording/recheader.h"
+#include "recording/sink.h"
+#include "stat/statsink.h"
+#include "stream/jsonsink.h"
+#include "stream/text.h"
 
 #define SEPARATOR "\n--kmt--\n"
 

@@ -7,6 +7,7 @@
 
 #include "env.h"
 #include "unit.h"
+#include "util/version.h"
 
 #define MAX_ARGS 32
 
@@ -245,7 +246,7 @@ static void test_help_version(struct unit *u)
 	CHECK(&c, parse_line("-h", &env, err, sizeof(err)) == ENV_HELP);
 	CHECK(&c, parse_line("-p 1 --help", &env, err, sizeof(err)) == ENV_HELP);
 	CHECK(&c, parse_line("-V", &env, err, sizeof(err)) == ENV_VERSION);
-	CHECK(&c, env_version()[0] != '\0');
+	CHECK(&c, kmemsnoop_version()[0] != '\0');
 	unit_end(&c);
 }
 

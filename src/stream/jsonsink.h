@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * --json: the stream's sink, one JSON object per record (docs/JSON.md):
+ * the text sink's sibling, with the same fields, numbers as numbers and
+ * pointers as hex strings.
+ */
+#ifndef KMEMSNOOP_JSONSINK_H
+#define KMEMSNOOP_JSONSINK_H
+
+#include <stdio.h>
+
+struct gfp_names;
+struct ksyms;
+struct sink;
+
+/* The stream's sink: GFP flags named by gfp (the sink keeps a copy). */
+struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_names *gfp);
+
+#endif

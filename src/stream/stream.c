@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The stream mode: one record per event, from one ring buffer per CPU
+ * (consumed from one epoll loop while the session waits) to a sink:
+ * ftrace-style text on stdout, a kmemtrace directory with -o, or the
+ * --stat tables (every INTERVAL, or at the end).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/kmemsnoop.h"
+#include "cpuloss.h"
+#include "env.h"
+#include "jsonsink.h"
+#include "kernel/budget.h"
+#include "kmemsnoop.skel.h"
+#include "mode.h"
+#include "names/gfp.h"
+#include "ordersink.h"
+#include "recording/binout.h"
+#include "recording/recheader.h"
+#include "recording/record.h"
+#include "recording/reorder.h"
+#include "recording/sink.h"
+#include "recording/tpformat.h"
+#include "ringbuf.h"
+#include "session.h"
+#include "stat/kstat.h"
+#include "stat/statsink.h"
+#include "text.h"
+#include "util/clock.h"
+
+struct stream {
+	struct mode mode;
+	struct sink *sink;
+	int *ring_fds;
+	struct ring_reader *rings;
+	unsigned long long ring_size; /* bytes per CPU: -b, or the budget's rule */
+	unsigned long long records;
+	bool output_gone; /* stdout's reader went away (EPIPE) */
+	unsigned long long next_check_ns; /* when to ask the sink if its output is there */
+	unsigned long long next_beat_ns;  /* when to write the next heartbeats */
+	bool no_beats;                    /* running the heartbeat program failed: said once */
+	/* -o: the programs stage records and copy them into the rings a
+	 * block at a time, so a ring sample holds whole records. */
+	bool staged;
+};
+
+/* How often the sink is asked whether its output is still there (-o DIR
+ * removed): a file system call, so not per record, but soon enough that a
+ * recording does not go on for long into files no one can open. */
+#define CHECK_EVERY_NS 1000000000ULL
+
+/* Heartbeat records: per CPU, about once a second (docs/ABI.md). */
+#define BEAT_EVERY_NS 1000000000ULL
+
+static struct stream *stream_of(struct mode *m)
+{
+	return (struct stream *)m;
+}
+
+static bool stream_selected(const struct env *env)
+{
+	return !env->hist && !env->allocinfo && !env->listen && !env_stat_in_bpf(env);
+}
+
+/* The hot path: every record of every ring. */
+static int one_record(struct stream *st, int cpu, const void *data, size_t size)
+{
+	int ret;
+
+	/* Events only: the records that describe them are not counted. */
+	if (kmt_record_is_event(data, size))
+		st->records++;
+	ret = st->sink->ops->record(st->sink, cpu, data, size, NULL);
+	if (ret == SINK_HELD)
+		return RING_KEPT;
+	if (ret == SINK_GONE) {
+		st->output_gone = true;
+		return -EPIPE;
+	}
+	if (ret) {
+		session_fail(st->mode.session, "%s", st->sink->err);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* A staged sample: whole records one after another.  The -o sink never
+ * holds a record, so no part of a block stays in the ring. */
+static int on_block(struct stream *st, int cpu, const unsigned char *data, size_t size)
+{
+	while (size) {
+		size_t n = kmt_record_size(data, size);
+		int ret;
+
+		if (!n) {
+			st->sink->undecodable++; /* the rest of the block cannot be read */
+			return 0;
+		}
+		ret = one_record(st, cpu, data, n);
+		if (ret)
+			return ret;
+		data += n;
+		size -= n;
+	}
+	return 0;
+}
+
+static int on_record(void *ctx, int cpu, const void *data, size_t size)
+{
+	struct stream *st = ctx;
+
+	return st->staged ? on_block(st, cpu, data, size) : one_record(st, cpu, data, size);
+}
+
+/* stdout's buffer: glibc ignores setvbuf's size without one, and stdout is
+ * flushed at exit, after every mode is gone. */
+static char stdout_buffer[1 << 20];
+
+/* The tracepoints the session attached to (fentry and fexit programs have
+ * no tracefs format). */
+static int traced_tracepoints(const struct session *s, const char **names)
+{
+	int n = 0;
+
+	for (int src = 0; src < SRC_COUNT; src++)
+		if (event_sources[src].kind == SOURCE_TRACEPOINT && session_source_wanted(s, src))
+			names[n++] = event_sources[src].name;
+	return n;
+}
+
+/* The sink env asks for, GFP flags named by gfp; NULL after session_fail(). */
+static struct sink *make_sink(struct stream *st, struct session *s, const struct gfp_names *gfp)
+{
+	char err[sizeof(s->err)] = "out of memory";
+	struct rec_header hdr;
+	struct sink *sink;
+
+	if (s->env->output_dir) {
+		recheader_collect(&hdr, s->ncpus, st->ring_size);
+		sink = binout_sink_new(s->env->output_dir, s->ncpus, &hdr, gfp, err, sizeof(err));
+	} else if (s->env->stat) {
+		sink = stat_sink_new(stdout, s->env, session_ksyms(s), gfp, s->ncpus, err,
+				     sizeof(err));
+		st->mode.interval = s->env->interval;
+	} else {
+		/* Live lines in time order, as the kernel's trace file has them. */
+		sink = order_sink_new((s->env->json ? json_sink_new : text_sink_new)(
+					      stdout, session_ksyms(s), gfp),
+				      s->ncpus);
+		if (sink)
+			setvbuf(stdout, stdout_buffer, _IOFBF, sizeof(stdout_buffer));
+	}
+	if (!sink)
+		session_fail(s, "%s", err);
+	return sink;
+}
+
+static struct mode *stream_create(struct session *s)
+{
+	struct stream *st = calloc(1, sizeof(*st));
+	struct gfp_names *gfp = gfp_names_new(s->vmlinux);
+
+	if (!st || !gfp) {
+		session_fail(s, "out of memory");
+		free(st);
+		gfp_names_free(gfp);
+		return NULL;
+	}
+	st->ring_size = s->env->ring_size ? s->env->ring_size : budget_ring_size(s->ncpus);
+	st->staged = s->env->output_dir != NULL;
+	if (s->env->verbose)
+		fprintf(stderr, "kmemsnoop: ring buffers of %llu KiB on each of %d CPUs, %llu MiB "
+				"in all%s\n", st->ring_size >> 10, s->ncpus,
+			st->ring_size * s->ncpus >> 20, s->env->ring_size ? " (-b)" : "");
+	st->sink = make_sink(st, s, gfp);
+	gfp_names_free(gfp);
+	if (!st->sink) {
+		free(st);
+		return NULL;
+	}
+	return &st->mode;
+}
+
+/* --stat's tables leave vmalloc and percpu areas out: their programs stay
+ * unloaded. */
+static unsigned int stream_classes(const struct env *env)
+{
+	return env->stat ? env->events & KSTAT_CLASSES : env->events;
+}
+
+static void stream_wants(const struct mode *m, struct bpf_wants *w)
+{
+	const struct env *env = m->session->env;
+
+	w->alloc_classes |= stream_classes(env);
+	w->free_classes |= stream_classes(env);
+	w->sized_frees = true;
+	w->task_records = true;
+	w->heartbeats = true;
+	w->kernel_bytes += ((const struct stream *)m)->ring_size * m->session->ncpus;
+	/* Page frame numbers are in the records only. */
+	w->pfns |= (env->events & EV_PAGE) != 0;
+	/* --stat's nodes of slab objects, now or from the recording. */
+	w->linear_map |= env->stat || env->output_dir;
+}
+
+static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
+{
+	const struct session *s = m->session;
+	const struct stream *st = stream_of(m);
+
+	skel->rodata->do_stream = true;
+	skel->rodata->stage_records = st->staged;
+	skel->rodata->filtered_free_classes = stream_classes(s->env);
+	/* A wakeup when about a quarter of the ring has filled. */
+	skel->rodata->wakeup_records = st->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
+	/* The inner template's size does not matter: the kernel does not
+	 * compare ring sizes of map-in-map values, so the rings made in
+	 * create_rings() can have any. */
+	bpf_map__set_max_entries(skel->maps.rings, s->ncpus);
+}
+
+static void free_rings(struct stream *st, int ncpus)
+{
+	if (st->sink)
+		st->sink->lender.give_back = NULL;
+	ring_reader_free(st->rings);
+	st->rings = NULL;
+	for (int cpu = 0; st->ring_fds && cpu < ncpus; cpu++)
+		if (st->ring_fds[cpu] > 0)
+			close(st->ring_fds[cpu]);
+	free(st->ring_fds);
+	st->ring_fds = NULL;
+}
+
+/* A record a sink held in time order is no longer needed. */
+static void give_back(void *owner, int cpu, const void *data)
+{
+	ring_reader_give_back(owner, cpu, data);
+}
+
+/* One ring per CPU, each in the outer map at its CPU's index. */
+static int create_rings(struct mode *m)
+{
+	struct stream *st = stream_of(m);
+	struct session *s = m->session;
+	int outer = bpf_map__fd(s->skel->maps.rings);
+	unsigned long long size = st->ring_size;
+
+	free_rings(st, s->ncpus); /* those of a load that fell back */
+	st->ring_fds = calloc(s->ncpus, sizeof(int));
+	if (!st->ring_fds)
+		return session_fail(s, "out of memory");
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "kmt_ring", 0, 0, size, NULL);
+
+		st->ring_fds[cpu] = fd;
+		if (fd < 0) {
+			int e = errno;
+
+			session_fail(s, "creating the ring buffer of CPU %d (%llu bytes): %s", cpu,
+				     size, strerror(e));
+			return session_refused(s, e);
+		}
+		if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY))
+			return session_fail(s, "installing the ring buffer of CPU %d: %s", cpu,
+					    strerror(errno));
+	}
+	st->rings = ring_reader_new(st->ring_fds, s->ncpus, size, on_record, st);
+	if (!st->rings) {
+		int e = errno;
+
+		session_fail(s, "mapping the ring buffers: %s", strerror(e));
+		return session_refused(s, e);
+	}
+	/* Half of each ring for records held in time order, the rest for
+	 * what comes meanwhile (a wakeup every quarter). */
+	st->sink->lender = (struct reorder_lender){ give_back, st->rings, size / 2 };
+	return 0;
+}
+
+/*
+ * What this kernel cannot give, said once before tracing starts: its
+ * events carry no cache to name (kmem_cache_alloc before 6.1,
+ * kmem_cache_free before 5.12), percpu_alloc_percpu has no call site,
+ * size or gfp flags (before 5.19), or BPF has no atomic fetch-add for the
+ * per-CPU sequence numbers of -o (before 5.12).
+ */
+static void note_kernel_limits(const struct session *s)
+{
+	bool alloc = s->kf.cache_alloc_args != KMT_CACHE_ALLOC_CACHE;
+	bool free = s->kf.cache_free_args == KMT_CACHE_FREE_PLAIN;
+
+	if ((s->env->events & EV_CACHE) && (alloc || free))
+		fprintf(stderr, "kmemsnoop: this kernel's %s events do not say which cache: "
+				"their lines have no name=\n",
+			alloc && free ? "kmem_cache_alloc and kmem_cache_free" :
+			alloc ? "kmem_cache_alloc" : "kmem_cache_free");
+	if ((stream_classes(s->env) & EV_PERCPU) && s->kf.has_source[SRC_PERCPU_ALLOC_PERCPU] &&
+	    s->kf.percpu_args == KMT_PERCPU_SHORT)
+		fprintf(stderr, "kmemsnoop: this kernel's percpu_alloc_percpu events have no call "
+				"site, bytes_alloc or gfp flags: their lines print as the kernel's, the "
+				"bytes counted as size x possible CPUs\n");
+	if (s->env->output_dir && !s->kf.atomic_fetch)
+		fprintf(stderr, "kmemsnoop: this kernel has no BPF atomic fetch-add: a record "
+				"traced in an interrupt during another may repeat its sequence number\n");
+}
+
+/*
+ * A heartbeat record on every online CPU: the program run there through
+ * BPF_PROG_TEST_RUN (an interrupt on that CPU), so an idle CPU has them
+ * too.  A CPU that is offline (ENXIO) has none.
+ */
+static void beat(struct stream *st, unsigned long long now)
+{
+	const struct session *s = st->mode.session;
+	int fd = bpf_program__fd(session_heartbeat_prog(s));
+
+	st->next_beat_ns = now + BEAT_EVERY_NS;
+	if (st->no_beats || fd < 0)
+		return;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+		int err = bpf_prog_test_run_opts(fd, &opts);
+
+		if (!err || err == -ENXIO)
+			continue;
+		st->no_beats = true;
+		fprintf(stderr, "kmemsnoop: no heartbeat records (running the heartbeat program "
+				"on CPU %d: %s)%s\n", cpu, strerror(-err),
+			st->staged ? "; the records each CPU staged last may be missing" : "");
+		return;
+	}
+}
+
+static int stream_start(struct mode *m)
+{
+	struct stream *st = stream_of(m);
+	int ret;
+
+	note_kernel_limits(m->session);
+	if (m->session->env->stat && !m->session->env->output_dir)
+		kstat_set_linear_map(stat_sink_tables(st->sink), m->session->linear_map,
+				     sysconf(_SC_PAGESIZE));
+	if (m->session->env->output_dir) {
+		const char *names[SRC_COUNT];
+		struct tpformat_list tracepoints = { names, traced_tracepoints(m->session, names),
+						     NULL };
+
+		recheader_set_linear_map(binout_sink_header(st->sink), m->session->linear_map);
+
+		/* What the kernel's events carried, now that they are known. */
+		if (binout_sink_describe(st->sink, "tracepoints", tpformat_write, &tracepoints))
+			return session_fail(m->session, "%s", st->sink->err);
+	}
+	beat(st, now_ns());
+	ret = st->sink->ops->begin(st->sink);
+	if (ret == SINK_GONE)
+		st->output_gone = true;
+	else if (ret)
+		return session_fail(m->session, "%s", st->sink->err);
+	return 0;
+}
+
+/* A sink that orders or aggregates learns how far the rings have been read. */
+static int sync_sink(struct stream *st)
+{
+	int ret;
+
+	if (!st->sink->ops->sync)
+		return 0;
+	ret = st->sink->ops->sync(st->sink, ring_reader_read_until(st->rings));
+	if (ret == SINK_GONE)
+		st->output_gone = true;
+	else if (ret < 0)
+		return session_fail(st->mode.session, "%s", st->sink->err);
+	return 0;
+}
+
+/* Now and then: the sink's output can still be written. */
+static int check_sink(struct stream *st, unsigned long long now)
+{
+	if (!st->sink->ops->check || now < st->next_check_ns)
+		return 0;
+	st->next_check_ns = now + CHECK_EVERY_NS;
+	if (st->sink->ops->check(st->sink))
+		return session_fail(st->mode.session, "%s", st->sink->err);
+	return 0;
+}
+
+static int stream_wait(struct mode *m, int ms)
+{
+	struct stream *st = stream_of(m);
+	unsigned long long now = now_ns();
+	int ret;
+
+	if (st->output_gone)
+		return MODE_END;
+	if (now >= st->next_beat_ns)
+		beat(st, now);
+	ret = ring_reader_poll(st->rings, ms);
+	if (st->output_gone)
+		return MODE_END;
+	if (ret < 0 && !m->session->err[0])
+		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
+	if (ret >= 0 && (sync_sink(st) || check_sink(st, now_ns())))
+		return -1;
+	if (st->output_gone)
+		return MODE_END;
+	return ret < 0 ? -1 : MODE_OK;
+}
+
+static void sum_losses(const struct session *s, struct sink_losses *lost)
+{
+	lost->events = lost->bytes = 0;
+	lost->missed = session_missed(s);
+	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++) {
+		lost->events += s->skel->bss->losses[cpu].events;
+		lost->bytes += s->skel->bss->losses[cpu].bytes;
+	}
+}
+
+static int report(struct stream *st)
+{
+	struct sink_losses lost;
+	int ret;
+
+	sum_losses(st->mode.session, &lost);
+	ret = st->sink->ops->report(st->sink, &lost);
+	if (ret == SINK_GONE) {
+		st->output_gone = true;
+		return MODE_END;
+	}
+	return ret ? session_fail(st->mode.session, "%s", st->sink->err) : MODE_OK;
+}
+
+/* --stat INTERVAL: the tables of everything read so far. */
+static int stream_tick(struct mode *m)
+{
+	struct stream *st = stream_of(m);
+
+	if (st->output_gone)
+		return MODE_END;
+	if (ring_reader_consume(st->rings) < 0 && !st->output_gone)
+		return session_fail(m->session, "reading the ring buffers");
+	if (sync_sink(st))
+		return -1;
+	if (st->output_gone)
+		return MODE_END;
+	return report(st);
+}
+
+/* The CPUs that lost most, one line each, and the others in one line. */
+static void print_cpu_losses(const struct session *s)
+{
+	int n = s->ncpus < KMT_MAX_CPUS ? s->ncpus : KMT_MAX_CPUS;
+	struct cpu_loss *l = calloc(n, sizeof(*l));
+	struct cpu_loss_rest rest;
+	size_t shown;
+
+	if (!l)
+		return; /* the total line said it */
+	for (int cpu = 0; cpu < n; cpu++)
+		l[cpu] = (struct cpu_loss){ cpu, s->skel->bss->losses[cpu].events,
+					    s->skel->bss->losses[cpu].bytes };
+	shown = cpuloss_select(l, n, CPULOSS_MAX_LINES, &rest);
+	for (size_t i = 0; i < shown; i++)
+		fprintf(stderr, "kmemsnoop: cpu %d lost %llu events (%llu bytes)\n", l[i].cpu,
+			(unsigned long long)l[i].events, (unsigned long long)l[i].bytes);
+	if (rest.cpus)
+		fprintf(stderr, "kmemsnoop: %zu other CPUs lost %llu events (%llu bytes)\n",
+			rest.cpus, (unsigned long long)rest.events, (unsigned long long)rest.bytes);
+	free(l);
+}
+
+/* Task records lost to full rings, all CPUs. */
+static unsigned long long names_lost(const struct session *s)
+{
+	unsigned long long n = 0;
+
+	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++)
+		n += s->skel->bss->losses[cpu].names;
+	return n;
+}
+
+/* -o: records staged in a level above the first, all CPUs. */
+static unsigned long long nested_records(const struct session *s)
+{
+	unsigned long long n = 0;
+
+	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++)
+		n += s->skel->bss->cpu_counters[cpu].nested;
+	return n;
+}
+
+static void print_summary(const struct stream *st, const struct sink_losses *lost)
+{
+	const struct session *s = st->mode.session;
+	unsigned long long misses = session_missed(s), names = names_lost(s);
+
+	fprintf(stderr, "kmemsnoop: %llu events written, %llu lost (%llu bytes)\n", st->records,
+		(unsigned long long)lost->events, (unsigned long long)lost->bytes);
+	if (lost->events)
+		print_cpu_losses(s);
+	if (names)
+		fprintf(stderr, "kmemsnoop: %llu task records lost to full rings: events of those "
+				"tasks show <...> (or, after a lost fork, the name the tid had before)\n",
+			names);
+	if (misses)
+		fprintf(stderr, SESSION_MISSED_FMT, misses);
+	if (st->sink->undecodable)
+		fprintf(stderr, "kmemsnoop: %llu records could not be decoded\n",
+			st->sink->undecodable);
+	if (st->sink->out_of_order)
+		fprintf(stderr, "kmemsnoop: %llu events out of time order: more than %d "
+				"waited for the other CPUs' rings, or a CPU's clock was %llu ms behind\n",
+			st->sink->out_of_order, REORDER_CAP, REORDER_MARGIN_NS / 1000000);
+	if (st->staged && s->env->verbose)
+		fprintf(stderr, "kmemsnoop: %llu records staged by a program that interrupted "
+				"another writing one on the same CPU\n", nested_records(s));
+}
+
+/* After detach, what is in the rings is all there will be: drain them. */
+static int stream_finish(struct mode *m, bool final)
+{
+	struct stream *st = stream_of(m);
+	struct sink_losses lost;
+	int ret = 0;
+
+	/* The last, with the final counts: the programs are detached but
+	 * still loaded. */
+	beat(st, now_ns());
+	while (!st->output_gone && (ret = ring_reader_consume(st->rings)) > 0)
+		;
+	if (ret < 0 && !st->output_gone && !m->session->err[0])
+		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
+	sum_losses(m->session, &lost);
+	ret = ret < 0 && !st->output_gone ? -1 : 0;
+	if (st->sink->ops->end(st->sink, &lost) < 0 && !st->output_gone && !ret)
+		ret = session_fail(m->session, "%s", st->sink->err);
+	/* After end: the records it let go count in the summary. */
+	print_summary(st, &lost);
+	/* After COUNT intervals the last tick was the last output. */
+	if (!ret && final && !st->output_gone && st->sink->ops->report && report(st) < 0)
+		ret = -1;
+	return ret;
+}
+
+static void stream_destroy(struct mode *m)
+{
+	struct stream *st = stream_of(m);
+
+	free_rings(st, m->session->ncpus);
+	if (st->sink)
+		st->sink->ops->destroy(st->sink);
+	free(st);
+}
+
+const struct mode_ops stream_mode = {
+	.name = "stream",
+	.selected = stream_selected,
+	.create = stream_create,
+	.wants = stream_wants,
+	.configure = stream_configure,
+	.loaded = create_rings,
+	.start = stream_start,
+	.wait = stream_wait,
+	.tick = stream_tick,
+	.finish = stream_finish,
+	.destroy = stream_destroy,
+};
