@@ -239,7 +239,7 @@ unit: tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture
 # The BPF programs run on crafted arguments (BPF_PROG_TEST_RUN); static,
 # so that it runs in the test VMs too.
 BPF_PROGS_OBJS := $(OUTPUT)/kernel/kernel_features.o $(OUTPUT)/kernel/sources.o \
-	$(OUTPUT)/recording/record.o $(OUTPUT)/util/idtab.o $(OUTPUT)/names/tasktab.o \
+	$(OUTPUT)/recording/record.o $(OUTPUT)/util/idtab.o $(OUTPUT)/recording/tasktab.o \
 	$(OUTPUT)/stream/ringbuf.o
 
 $(TEST_BIN)/bpf_progs: tests/bpf_progs.c $(BPF_PROGS_OBJS) $(SKELETONS) $(LIBBPF_DEP)

@@ -11,18 +11,18 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "env.h"
 #include "names/gfp.h"
 #include "names/ksyms.h"
 #include "recording/binin.h"
 #include "recording/recheader.h"
 #include "recording/sink.h"
-#include "session.h"
 #include "stat/kstat.h"
 #include "stat/statsink.h"
 #include "stream/jsonsink.h"
 #include "stream/text.h"
 #include "util/version.h"
+#include "env.h"
+#include "session.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

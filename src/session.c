@@ -20,16 +20,16 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/kmemsnoop.h"
-#include "env.h"
 #include "kernel/budget.h"
 #include "kernel/fentry.h"
 #include "kernel/memcg.h"
 #include "kernel/memfit.h"
 #include "kernel/pfn.h"
-#include "kmemsnoop.skel.h"
 #include "names/alloctag.h"
 #include "names/ksyms.h"
 #include "util/clock.h"
+#include "env.h"
+#include "kmemsnoop.skel.h"
 #include "session.h"
 #include "names/textranges.h"
 #include "names/vmcallers.h"

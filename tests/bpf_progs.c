@@ -23,15 +23,15 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "util/clock.h"
-#include "kernel/kernel_features.h"
 #include "bpf/histmaps.h"
 #include "bpf/kmemsnoop.h"
 #include "bpf/pagesite_defs.h"
-#include "kmemsnoop.skel.h"
+#include "kernel/kernel_features.h"
 #include "recording/record.h"
+#include "recording/tasktab.h"
 #include "stream/ringbuf.h"
-#include "names/tasktab.h"
+#include "util/clock.h"
+#include "kmemsnoop.skel.h"
 
 #define CPU 0                       /* the tests run pinned here */
 #define SITE1 0xffffffff81100000ULL /* call sites: any kernel-looking address */

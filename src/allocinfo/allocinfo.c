@@ -18,17 +18,17 @@
 #include <bpf/libbpf.h>
 
 #include "aitable.h"
-#include "bpf/kmemsnoop.h"
-#include "env.h"
-#include "kernel/sources.h"
-#include "kmemsnoop.skel.h"
-#include "mode.h"
-#include "names/alloctag.h"
-#include "names/ksyms.h"
 #include "pagesite.h"
 #include "pprof.h"
-#include "session.h"
+#include "bpf/kmemsnoop.h"
+#include "kernel/sources.h"
+#include "names/alloctag.h"
+#include "names/ksyms.h"
 #include "util/json.h"
+#include "env.h"
+#include "kmemsnoop.skel.h"
+#include "mode.h"
+#include "session.h"
 
 /* Call sites, plus the stacks (pages', or all with --stacks) on top. */
 #define AI_CALL_SITES 8192

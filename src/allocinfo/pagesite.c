@@ -37,10 +37,10 @@
 
 #include "bpf/kmemsnoop.h"
 #include "bpf/pagesite_defs.h"
-#include "kmemsnoop.skel.h"
 #include "names/alloctag.h"
 #include "names/ksyms.h"
 #include "names/vmcallers.h"
+#include "kmemsnoop.skel.h"
 
 #define PS_CONFIRM 2     /* samples that must agree before an entry is used */
 /* A learned distance is dropped once PS_DISPUTE samples disagreed with it,

@@ -15,15 +15,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "allocinfo/allocinfo.h"
-#include "env.h"
-#include "hist/hist.h"
 #include "httpd.h"
-#include "kmemsnoop.skel.h"
 #include "metrics.h"
+#include "allocinfo/allocinfo.h"
+#include "hist/hist.h"
+#include "util/version.h"
+#include "env.h"
+#include "kmemsnoop.skel.h"
 #include "mode.h"
 #include "session.h"
-#include "util/version.h"
 
 #define DEFAULT_ADDRESS "127.0.0.1"
 #define LISTEN_BACKLOG 16

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sources.h"
 #include "topkeys.h"
+#include "kernel/sources.h"
 
 const char metrics_text_type[] = "text/plain; version=0.0.4; charset=utf-8";
 const char metrics_openmetrics_type[] = "application/openmetrics-text; version=1.0.0; charset=utf-8";

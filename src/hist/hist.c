@@ -13,19 +13,19 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "env.h"
 #include "util/clock.h"
+#include "env.h"
 #include "hist.h"
-#include "bpf/kmemsnoop.h"
 #include "histacc.h"
 #include "histfmt.h"
 #include "histjson.h"
 #include "histtext.h"
-#include "kmemsnoop.skel.h"
 #include "live.h"
-#include "mode.h"
+#include "bpf/kmemsnoop.h"
 #include "names/cgpath.h"
 #include "names/ksyms.h"
+#include "kmemsnoop.skel.h"
+#include "mode.h"
 #include "session.h"
 
 /* hist_large_pages: large kmallocs outstanding at once whose pages are

@@ -12,8 +12,8 @@
 #include <linux/bpf.h>
 
 #include "kernel_features.h"
-#include "bpf/kmemsnoop.h"
 #include "sources.h"
+#include "bpf/kmemsnoop.h"
 
 /*
  * The btf_trace_<name> typedef of every event source (-1: none), in one

@@ -14,13 +14,13 @@
 #include <sys/stat.h>
 
 #include "binin.h"
-#include "bpf/kmemtrace.h"
-#include "names/cachetab.h"
-#include "names/gfp.h"
-#include "names/tasktab.h"
+#include "cachetab.h"
 #include "recheader.h"
 #include "record.h"
 #include "sink.h"
+#include "tasktab.h"
+#include "bpf/kmemtrace.h"
+#include "names/gfp.h"
 
 /* Larger than any header or gfp file kmemsnoop writes, by far. */
 #define SMALL_FILE_MAX (1 << 20)

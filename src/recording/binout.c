@@ -26,12 +26,12 @@
 #include <unistd.h>
 
 #include "binout.h"
-#include "bpf/kmemsnoop.h"
-#include "kernel/budget.h"
-#include "names/gfp.h"
 #include "recheader.h"
 #include "record.h"
 #include "sink.h"
+#include "bpf/kmemsnoop.h"
+#include "kernel/budget.h"
+#include "names/gfp.h"
 
 #define DIR_MODE 0700
 #define FILE_MODE 0600

@@ -15,15 +15,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "bpf/kmemsnoop.h"
-#include "env.h"
-#include "kmemsnoop.skel.h"
 #include "kstat.h"
-#include "mode.h"
+#include "statsink.h"
+#include "bpf/kmemsnoop.h"
 #include "names/gfp.h"
 #include "recording/sink.h"
+#include "env.h"
+#include "kmemsnoop.skel.h"
+#include "mode.h"
 #include "session.h"
-#include "statsink.h"
 
 /* Call site x cache x size keys: a busy kernel has a few thousand. */
 #define STAT_MAX_SITES 8192

@@ -12,17 +12,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpf/kmemtrace.h"
-#include "env.h"
 #include "kstat.h"
-#include "names/cachetab.h"
+#include "bpf/kmemtrace.h"
 #include "names/gfp.h"
 #include "names/ksyms.h"
+#include "recording/cachetab.h"
 #include "recording/record.h"
 #include "recording/reorder.h"
 #include "recording/sink.h"
+#include "env.h"
 #include "statsink.h"
-#include "names/tasktab.h"
+#include "recording/tasktab.h"
 
 struct stat_sink {
 	struct sink sink;

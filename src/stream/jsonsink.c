@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "bpf/kmemsnoop.h"
-#include "names/cachetab.h"
 #include "names/gfp.h"
 #include "names/ksyms.h"
-#include "names/tasktab.h"
+#include "recording/cachetab.h"
 #include "recording/record.h"
 #include "recording/sink.h"
+#include "recording/tasktab.h"
 #include "util/json.h"
 
 #define SYMBOL_MAX 256

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "names/cachetab.h"
+#include "recording/cachetab.h"
 #include "ordersink.h"
-#include "names/tasktab.h"
 #include "recording/record.h"
 #include "recording/reorder.h"
 #include "recording/sink.h"
+#include "recording/tasktab.h"
 
 struct order_sink {
 	struct sink sink;

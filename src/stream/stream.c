@@ -13,27 +13,27 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "bpf/kmemsnoop.h"
 #include "cpuloss.h"
-#include "env.h"
 #include "jsonsink.h"
-#include "kernel/budget.h"
-#include "kmemsnoop.skel.h"
-#include "mode.h"
-#include "names/gfp.h"
 #include "ordersink.h"
+#include "ringbuf.h"
+#include "text.h"
+#include "bpf/kmemsnoop.h"
+#include "kernel/budget.h"
+#include "names/gfp.h"
 #include "recording/binout.h"
 #include "recording/recheader.h"
 #include "recording/record.h"
 #include "recording/reorder.h"
 #include "recording/sink.h"
 #include "recording/tpformat.h"
-#include "ringbuf.h"
-#include "session.h"
 #include "stat/kstat.h"
 #include "stat/statsink.h"
-#include "text.h"
 #include "util/clock.h"
+#include "env.h"
+#include "kmemsnoop.skel.h"
+#include "mode.h"
+#include "session.h"
 
 struct stream {
 	struct mode mode;

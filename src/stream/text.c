@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "names/cachetab.h"
 #include "names/gfp.h"
 #include "names/ksyms.h"
-#include "names/tasktab.h"
+#include "recording/cachetab.h"
 #include "recording/record.h"
 #include "recording/sink.h"
+#include "recording/tasktab.h"
 #include "text.h"
 
 

@@ -8,10 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "names/cachetab.h"
 #include "names/gfp.h"
-#include "names/tasktab.h"
+#include "recording/cachetab.h"
 #include "recording/record.h"
+#include "recording/tasktab.h"
 #include "stream/text.h"
 
 static struct text_sink sink;

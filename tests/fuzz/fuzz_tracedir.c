@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "env.h"
 #include "names/gfp.h"
 #include "names/ksyms.h"
 #include "recording/binin.h"
@@ -27,6 +26,7 @@
 #include "stat/statsink.h"
 #include "stream/jsonsink.h"
 #include "stream/text.h"
+#include "env.h"
 
 #define SEPARATOR "\n--kmt--\n"
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/version.h"
 #include "env.h"
 #include "unit.h"
-#include "util/version.h"
 
 #define MAX_ARGS 32
 

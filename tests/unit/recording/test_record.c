@@ -9,10 +9,10 @@
 
 #include "bpf/kmemsnoop.h"
 #include "kernel/pfn.h"
-#include "names/cachetab.h"
 #include "names/gfp.h"
-#include "names/tasktab.h"
+#include "recording/cachetab.h"
 #include "recording/record.h"
+#include "recording/tasktab.h"
 #include "stream/text.h"
 #include "unit.h"
 

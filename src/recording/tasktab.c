@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recording/record.h"
+#include "record.h"
 #include "util/idtab.h"
 #include "tasktab.h"
 

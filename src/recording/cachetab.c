@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cachetab.h"
-#include "recording/record.h"
+#include "record.h"
 #include "util/idtab.h"
 
 /* struct cachetab is an idtab (idtab.h) of these, by address. */
