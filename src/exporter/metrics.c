@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* --listen: counters from readings, rendered for Prometheus (metrics.h). */
 #include "metrics.h"
-#include "recording/record.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,7 +9,9 @@
 #include <string.h>
 
 #include "topkeys.h"
+#include "hist/histfmt.h"
 #include "kernel/sources.h"
+#include "recording/record.h"
 
 const char metrics_text_type[] = "text/plain; version=0.0.4; charset=utf-8";
 const char metrics_openmetrics_type[] = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -44,13 +45,16 @@ struct metrics {
 	struct kmt_ai_stats ai;
 };
 
-/* The kinds with per-key series, and their label names. */
-static const char *const key_label[KMT_BY_COUNT] = {
-	[KMT_BY_CACHE] = "cache",
-	[KMT_BY_CALLSITE] = "callsite",
-	[KMT_BY_COMM] = "comm",
-	[KMT_BY_CGROUP] = "cgroup",
-};
+/* The kinds with per-key series: one per event or page order would repeat
+ * the class counters. */
+#define SERIES_KINDS (1U << KMT_BY_CACHE | 1U << KMT_BY_CALLSITE | 1U << KMT_BY_COMM | \
+		      1U << KMT_BY_CGROUP)
+
+/* A kind's label name, or NULL for a kind without series. */
+static const char *key_label(int kind)
+{
+	return (SERIES_KINDS & (1U << kind)) ? hist_keys[kind].name : NULL;
+}
 
 struct metrics *metrics_new(const struct metrics_config *cfg)
 {
@@ -60,7 +64,7 @@ struct metrics *metrics_new(const struct metrics_config *cfg)
 		return NULL;
 	m->cfg = *cfg;
 	for (int k = 0; k < KMT_BY_COUNT; k++) {
-		if (!key_label[k])
+		if (!key_label(k))
 			continue;
 		m->by[k] = topkeys_new(cfg->top);
 		if (!m->by[k]) {
@@ -164,7 +168,7 @@ int metrics_add_interval(struct metrics *m, const struct hist_interval *iv)
 			t->slots[ty][s] += iv->type_slots[ty][s];
 	for (int k = 0; k < KMT_BY_COUNT; k++) {
 		t->untracked[k] += iv->untracked[k];
-		if (key_label[k] && add_keys(m->by[k], &iv->by[k], iv->seconds))
+		if (key_label(k) && add_keys(m->by[k], &iv->by[k], iv->seconds))
 			return -ENOMEM;
 	}
 	return 0;
@@ -345,7 +349,7 @@ static void render_keys(const struct metrics *m, FILE *out, bool om)
 	char name[96], help[224];
 
 	for (int k = 0; k < KMT_BY_COUNT; k++) {
-		struct key_render r = { .out = out, .name = name, .label = key_label[k] };
+		struct key_render r = { .out = out, .name = name, .label = key_label(k) };
 
 		if (!r.label)
 			continue;
@@ -397,8 +401,8 @@ static void render_losses(const struct metrics *m, FILE *out, bool om)
 	family(out, om, name, "counter", "Allocations counted in the totals but not under their "
 	       "key: the key table was full.");
 	for (int k = 0; k < KMT_BY_COUNT; k++)
-		if (key_label[k])
-			fprintf(out, "%s{table=\"%s\"} %llu\n", name, key_label[k],
+		if (key_label(k))
+			fprintf(out, "%s{table=\"%s\"} %llu\n", name, key_label(k),
 				(unsigned long long)m->t.untracked[k]);
 
 	name = "kmemsnoop_lost_allocations_total";

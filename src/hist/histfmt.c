@@ -6,6 +6,7 @@
 
 #include "histfmt.h"
 #include "bpf/kmemsnoop.h"
+#include "kernel/sources.h"
 
 __u64 hist_bucket_low(int slot)
 {
@@ -83,16 +84,6 @@ void hist_pow2(char *buf, size_t size, int exp)
 	snprintf(buf, size, "%llu%.*s", 1ULL << (exp % 10), exp >= 10, &units[exp / 10]);
 }
 
-/* The allocations without a cache, by class, are keyed by their size
- * (KMT_HIST_PSEUDO): "(kmalloc 512)", "(vmalloc 8192)". */
-static const char *const pseudo_class[KMT_TYPE_COUNT] = {
-	[KMT_TYPE_KMALLOC] = "kmalloc",
-	[KMT_TYPE_CACHE] = "cache size",
-	[KMT_TYPE_PAGES] = "pages",
-	[KMT_TYPE_VMALLOC] = "vmalloc",
-	[KMT_TYPE_PERCPU] = "percpu",
-};
-
 void hist_pseudo_label(char *buf, size_t size, __u64 id, unsigned int page_shift)
 {
 	unsigned int type = (id >> 32) & 0xff;
@@ -106,9 +97,9 @@ void hist_pseudo_label(char *buf, size_t size, __u64 id, unsigned int page_shift
 			order++;
 		snprintf(buf, size, "(pages order %u)", order);
 	} else if (bytes == KMT_HIST_PSEUDO_BYTES_MAX) {
-		snprintf(buf, size, "(%s 4G or more)", pseudo_class[type]);
+		snprintf(buf, size, "(%s 4G or more)", event_classes[type].sizes);
 	} else {
-		snprintf(buf, size, "(%s %u)", pseudo_class[type], bytes);
+		snprintf(buf, size, "(%s %u)", event_classes[type].sizes, bytes);
 	}
 }
 
@@ -126,21 +117,21 @@ void hist_comm_label(char *buf, size_t size, __u64 id, __u64 id2)
 	snprintf(buf, size, "%s", i ? comm : "?");
 }
 
+const struct hist_key hist_keys[KMT_BY_COUNT] = {
+	[KMT_BY_NONE] = { "none", "all", "all" },
+	[KMT_BY_CACHE] = { "cache", "cache", "caches" },
+	[KMT_BY_CALLSITE] = { "callsite", "call site", "call sites" },
+	[KMT_BY_COMM] = { "comm", "comm", "comms" },
+	[KMT_BY_CGROUP] = { "cgroup", "cgroup", "cgroups" },
+	[KMT_BY_EVENT] = { "event", "event", "events" },
+	[KMT_BY_ORDER] = { "order", "order", "orders" },
+};
+
 const char *hist_kind_name(enum kmt_hist_by kind, int plural)
 {
-	static const char *const names[KMT_BY_COUNT][2] = {
-		[KMT_BY_NONE] = { "all", "all" },
-		[KMT_BY_CACHE] = { "cache", "caches" },
-		[KMT_BY_CALLSITE] = { "call site", "call sites" },
-		[KMT_BY_COMM] = { "comm", "comms" },
-		[KMT_BY_CGROUP] = { "cgroup", "cgroups" },
-		[KMT_BY_EVENT] = { "event", "events" },
-		[KMT_BY_ORDER] = { "order", "orders" },
-	};
-
 	if (kind < 0 || kind >= KMT_BY_COUNT)
 		return "?";
-	return names[kind][plural != 0];
+	return plural ? hist_keys[kind].titles : hist_keys[kind].title;
 }
 
 int hist_shade(__u64 count, __u64 max, int levels)

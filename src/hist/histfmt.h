@@ -37,6 +37,19 @@ void hist_pseudo_label(char *buf, size_t size, __u64 id, unsigned int page_shift
 /* A comm from its two key words, non-printing characters as '?'. */
 void hist_comm_label(char *buf, size_t size, __u64 id, __u64 id2);
 
+/*
+ * A histogram key (--hist-by), and every name it goes by: the one table
+ * that the option, the text, the live view, JSON and the metrics' labels
+ * name keys from.
+ */
+struct hist_key {
+	const char *name;   /* --hist-by's value, JSON's "by", the metrics' label */
+	const char *title;  /* what a row is called in text: "call site" */
+	const char *titles; /* and many of them: "call sites" */
+};
+
+extern const struct hist_key hist_keys[KMT_BY_COUNT];
+
 /* What a kind's rows are called: "cache", "caches"; "call site", ... */
 const char *hist_kind_name(enum kmt_hist_by kind, int plural);
 

@@ -4,14 +4,9 @@
 
 #include <errno.h>
 
+#include "histfmt.h"
 #include "kernel/sources.h"
 #include "util/json.h"
-
-static const char *const by_names[KMT_BY_COUNT] = {
-	[KMT_BY_NONE] = "none", [KMT_BY_CACHE] = "cache", [KMT_BY_CALLSITE] = "callsite",
-	[KMT_BY_COMM] = "comm", [KMT_BY_CGROUP] = "cgroup", [KMT_BY_EVENT] = "event",
-	[KMT_BY_ORDER] = "order",
-};
 
 /* Non-empty buckets: [{"low":L,"high":H,"count":N}...]. */
 static void put_buckets(FILE *out, const __u64 *slots)
@@ -68,7 +63,7 @@ int hist_json_print(FILE *out, const struct hist_interval *iv, enum kmt_hist_by 
 		untracked += iv->untracked[k];
 	fprintf(out, "{\"time\":%lld.%06ld,\"seconds\":%.6f,\"value\":\"%s\",\"by\":\"%s\",",
 		(long long)iv->end.tv_sec, iv->end.tv_nsec / 1000, iv->seconds,
-		iv->value == KMT_HIST_REQ ? "bytes_req" : "bytes_alloc", by_names[by]);
+		iv->value == KMT_HIST_REQ ? "bytes_req" : "bytes_alloc", hist_keys[by].name);
 	fprintf(out, "\"missed\":%llu,\"untracked\":%llu,\"buckets\":", (unsigned long long)iv->missed,
 		(unsigned long long)untracked);
 	put_buckets(out, iv->slots);

@@ -79,11 +79,13 @@ const struct event_source event_sources[SRC_COUNT] = {
 };
 
 const struct event_class event_classes[] = {
-	[KMT_TYPE_KMALLOC] = { "kmalloc", EV_KMALLOC },
-	[KMT_TYPE_CACHE] = { "cache", EV_CACHE },
-	[KMT_TYPE_PAGES] = { "page", EV_PAGE },
-	[KMT_TYPE_VMALLOC] = { "vmalloc", EV_VMALLOC },
-	[KMT_TYPE_PERCPU] = { "percpu", EV_PERCPU },
+	[KMT_TYPE_KMALLOC] = { "kmalloc", EV_KMALLOC, "kmalloc", "kfree", "kmalloc" },
+	[KMT_TYPE_CACHE] = { "cache", EV_CACHE, "kmem_cache_alloc", "kmem_cache_free",
+			     "cache size" },
+	[KMT_TYPE_PAGES] = { "page", EV_PAGE, "mm_page_alloc", "mm_page_free", "pages" },
+	[KMT_TYPE_VMALLOC] = { "vmalloc", EV_VMALLOC, "vmalloc", "vfree", "vmalloc" },
+	[KMT_TYPE_PERCPU] = { "percpu", EV_PERCPU, "percpu_alloc_percpu", "percpu_free_percpu",
+			      "percpu" },
 };
 
 const int event_class_count = sizeof(event_classes) / sizeof(event_classes[0]);

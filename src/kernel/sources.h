@@ -86,10 +86,16 @@ struct event_source {
 
 extern const struct event_source event_sources[SRC_COUNT];
 
-/* An allocation class as -e and summaries name it. */
+/*
+ * An allocation class, and every name it goes by: the one table that the
+ * text, JSON, histograms and metrics print and label classes from.
+ */
 struct event_class {
-	const char *name;      /* "kmalloc", "cache", "page", "vmalloc", "percpu" */
-	unsigned int class;    /* EV_* */
+	const char *name;        /* as -e and summaries name it: "kmalloc", "cache", ... */
+	unsigned int class;      /* EV_* */
+	const char *alloc_event; /* the kernel's events: "kmalloc", "mm_page_alloc", ... */
+	const char *free_event;  /* "kfree", "mm_page_free", ... */
+	const char *sizes;       /* --hist's key for sizes without a cache: "(kmalloc 512)" */
 };
 
 /* One per allocation type (enum kmt_type_id), in its order. */

@@ -5,6 +5,8 @@
 
 #include "record.h"
 
+#include "kernel/sources.h"
+
 #define CORE_SIZE sizeof(struct kmt_core)
 #define ALLOC_SIZE sizeof(struct kmt_alloc)
 #define FEAT_HDR_SIZE 3
@@ -285,12 +287,9 @@ const char *kmt_decode_error(enum kmt_decode_status status)
 
 const char *kmt_type_event_name(unsigned int type_id, bool is_free)
 {
-	static const char *const names[2][KMT_TYPE_COUNT] = {
-		{ "kmalloc", "kmem_cache_alloc", "mm_page_alloc", "vmalloc", "percpu_alloc_percpu" },
-		{ "kfree", "kmem_cache_free", "mm_page_free", "vfree", "percpu_free_percpu" },
-	};
-
-	return type_id < KMT_TYPE_COUNT ? names[is_free][type_id] : "unknown";
+	if (type_id >= KMT_TYPE_COUNT)
+		return "unknown";
+	return is_free ? event_classes[type_id].free_event : event_classes[type_id].alloc_event;
 }
 
 const char *kmt_event_name(const struct kmt_event *ev)
