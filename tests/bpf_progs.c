@@ -804,7 +804,7 @@ static void write_and_read(struct kmemsnoop_bpf *skel, const struct setup *s, st
 }
 
 /*
- * The reader of the live rings (src/ringbuf.c) keeps records where the
+ * The reader of the live rings (src/stream/ringbuf.c) keeps records where the
  * ring has them: 2,000 records through a ring that holds 227, each kept
  * until its round ends and given back newest first (every seventh at
  * once, while in hand), arrive whole and in sequence with none lost.

@@ -7,7 +7,7 @@ set -eu
 # -dev packages also ship the .a files make static links, and libdw's static
 # link needs libbz2's (libbz2-dev, which libdw-dev does not pull in);
 # --pprof: libprotobuf-c-dev (its runtime, and the .a make static links) and
-# protobuf-c-compiler (protoc-c turns src/pprof.proto into C at build time);
+# protobuf-c-compiler (protoc-c turns src/allocinfo/pprof.proto into C at build time);
 # make fuzz: clang's libFuzzer runtime (libclang-rt-dev, which clang only
 # recommends);
 # tests: coreutils, gawk/mawk and util-linux (setpriv) are on every Debian;

@@ -2,7 +2,7 @@
 /*
  * The pprof heap profile of --pprof: see pprof.h.  Strings, functions and
  * locations are interned (a profile names each once and refers to it by
- * index or id); the protobuf-c messages (from src/pprof.proto) are built
+ * index or id); the protobuf-c messages (from src/allocinfo/pprof.proto) are built
  * only to encode, pointing into these arrays.
  */
 #include "pprof.h"

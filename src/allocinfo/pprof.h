@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * --pprof: the --allocinfo table as a pprof heap profile (src/pprof.proto),
+ * --pprof: the --allocinfo table as a pprof heap profile (src/allocinfo/pprof.proto),
  * gzip'd, as go tool pprof, Pyroscope and Parca read it.  Without BPF or
  * symbols: the caller hands in locations (an address and its lines,
  * already symbolized) and samples (their locations and four values).

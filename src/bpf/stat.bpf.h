@@ -2,8 +2,8 @@
 /*
  * --stat's slab tables aggregated in maps: nothing goes to user space per
  * event, which reads the maps at each INTERVAL and at the end
- * (src/statbpf.c) and hands their rows to the same accounting and printing
- * as the stream (src/kstat.c).
+ * (src/stat/statbpf.c) and hands their rows to the same accounting and printing
+ * as the stream (src/stat/kstat.c).
  *
  *   alloc: stat_sites[call site, cache, size] (per CPU) hit, bytes += ...;
  *          stat_ptrs[ptr] = { that key, CPU, time }

@@ -5,6 +5,10 @@
  * do together; nothing is sent per event.  The HTTP server (httpd.h)
  * serves /metrics from its own thread: each scrape reads the maps under a
  * mutex and renders them (metrics.c), so the run loop only waits.
+ *
+ * The one mode built from two others: it configures and reads hist/'s
+ * and allocinfo/'s maps through their headers (tools/check-layers allows
+ * exactly that).
  */
 #include <errno.h>
 #include <netdb.h>

@@ -4,6 +4,9 @@
  * (consumed from one epoll loop while the session waits) to a sink:
  * ftrace-style text on stdout, a kmemtrace directory with -o, or the
  * --stat tables (every INTERVAL, or at the end).
+ *
+ * --stat that needs every event is this mode feeding stat/'s sink: the
+ * one other mode it includes (tools/check-layers allows exactly that).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -66,7 +66,7 @@ NCPUS=$(possible_cpus)
 	skip_all "$NCPUS possible CPUs, fewer than $MIN_CPUS: the rules for many CPUs do not bite (run it in a VM with VMTEST_SMP=64)"
 command -v taskset >/dev/null || skip_all "no taskset to pin the loads to CPUs"
 
-# The budget's rule (src/budget.c), computed here on its own.
+# The budget's rule (src/kernel/budget.c), computed here on its own.
 RING=$RING_PER_CPU
 while [ "$RING" -gt "$RING_MIN" ] && [ $((RING * NCPUS)) -gt "$RINGS_TOTAL" ]; do
 	RING=$((RING / 2))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The --pprof encoder (pprof.c): what it writes is read back with
- * protobuf-c's own decoder (the messages of src/pprof.proto) and checked
+ * protobuf-c's own decoder (the messages of src/allocinfo/pprof.proto) and checked
  * field by field; interning across readings; the gzip'd file and its mode.
  */
 #include <stdio.h>
