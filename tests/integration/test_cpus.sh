@@ -12,7 +12,7 @@
 #                     of them within 256M (the figures and kmemsnoop's RSS
 #                     are printed)
 #   cpus.map_memory   the kernel memory of every map (memlock in fdinfo)
-#                     within the README's bounds: besides the rings, at most
+#                     within the bounds docs/DEVELOPMENT.md gives: besides the rings, at most
 #                     OTHER_MAPS_MAX while streaming; with --hist the key
 #                     and front tables' 48M and HIST_SLACK; with --allocinfo
 #                     the pointer table (64 bytes x 1M), 16 bytes per site
