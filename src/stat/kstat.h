@@ -10,7 +10,8 @@
  * NUMA node than the one of their CPU.
  *
  * Pure: no BPF, no clock; names come from a callback.  Unit-tested in
- * tests/unit/test_kstat.c.
+ * tests/unit/stat/test_kstat.c.  Split by table in src/stat/kstat*.c, which
+ * share kstat_impl.h.
  */
 #ifndef KMEMSNOOP_KSTAT_H
 #define KMEMSNOOP_KSTAT_H
