@@ -61,13 +61,13 @@ void kstat_free(struct kstat *ks)
 {
 	if (!ks)
 		return;
-	table_free(&ks->sites);
-	table_free(&ks->caches);
-	table_free(&ks->ptrs);
-	table_free(&ks->procs);
-	table_free(&ks->live_pages);
-	table_free(&ks->page_allocs);
-	table_free(&ks->page_callers);
+	kstat_table_free(&ks->sites);
+	kstat_table_free(&ks->caches);
+	kstat_table_free(&ks->ptrs);
+	kstat_table_free(&ks->procs);
+	kstat_table_free(&ks->live_pages);
+	kstat_table_free(&ks->page_allocs);
+	kstat_table_free(&ks->page_callers);
 	free(ks->node_of_cpu);
 	free(ks->node_of_block);
 	free(ks);
@@ -89,24 +89,24 @@ int kstat_add(struct kstat *ks, const struct kmt_event *ev, int cpu)
 	if (ev->type_id >= KMT_TYPE_COUNT || !((1u << ev->type_id) & KSTAT_CLASSES) ||
 	    (alloc && !ev->has_alloc))
 		return 0;
-	if (add_proc(ks, ev))
+	if (kstat_add_proc(ks, ev))
 		return -1;
 	if (ev->type_id == KMT_TYPE_PAGES) {
 		if (alloc)
-			return add_page_alloc(ks, ev, cpu);
-		add_page_free(ks, ev);
+			return kstat_add_page_alloc(ks, ev, cpu);
+		kstat_add_page_free(ks, ev);
 		return 0;
 	}
 	if (alloc)
-		return add_slab_alloc(ks, ev, cpu);
-	add_slab_free(ks, ev, cpu);
+		return kstat_add_slab_alloc(ks, ev, cpu);
+	kstat_add_slab_free(ks, ev, cpu);
 	return 0;
 }
 
 /* --- the NUMA layout, and what was counted of it elsewhere (BPF maps) ------- */
 
 /* The node of a page frame, -1 when not known. */
-int node_of_pfn(const struct kstat *ks, uint64_t pfn)
+int kstat_node_of_pfn(const struct kstat *ks, uint64_t pfn)
 {
 	uint64_t block;
 
@@ -153,13 +153,13 @@ void kstat_clear(struct kstat *ks)
 {
 	struct kstat keep = *ks;
 
-	table_clear(&keep.sites);
-	table_clear(&keep.caches);
-	table_clear(&keep.ptrs);
-	table_clear(&keep.procs);
-	table_clear(&keep.live_pages);
-	table_clear(&keep.page_allocs);
-	table_clear(&keep.page_callers);
+	kstat_table_clear(&keep.sites);
+	kstat_table_clear(&keep.caches);
+	kstat_table_clear(&keep.ptrs);
+	kstat_table_clear(&keep.procs);
+	kstat_table_clear(&keep.live_pages);
+	kstat_table_clear(&keep.page_allocs);
+	kstat_table_clear(&keep.page_callers);
 	memset(ks, 0, sizeof(*ks));
 	ks->sites = keep.sites;
 	ks->caches = keep.caches;

@@ -50,10 +50,10 @@ static inline void *item(const struct table *t, size_t i)
 }
 
 /* The entry of key, or NULL; with create, a zeroed new one (NULL: out of memory). */
-void *table_find(struct table *t, const struct kkey *key, bool create);
-void table_free(struct table *t);
+void *kstat_table_find(struct table *t, const struct kkey *key, bool create);
+void kstat_table_free(struct table *t);
 /* Back to no entries, the memory kept (kstat_clear). */
-void table_clear(struct table *t);
+void kstat_table_clear(struct table *t);
 
 /* --- the entries ----------------------------------------------------------- */
 
@@ -126,63 +126,63 @@ static inline int node_of(const struct kstat *ks, int cpu)
 }
 
 /* The node of a page frame, -1 when not known. */
-int node_of_pfn(const struct kstat *ks, uint64_t pfn);
+int kstat_node_of_pfn(const struct kstat *ks, uint64_t pfn);
 
 /* --- kstat_slab.c ---------------------------------------------------------- */
 
-int add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu);
-void add_slab_free(struct kstat *ks, const struct kmt_event *ev, int cpu);
+int kstat_add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu);
+void kstat_add_slab_free(struct kstat *ks, const struct kmt_event *ev, int cpu);
 /* Percent of alloc that req leaves unused (the slab SUMMARY's and --json's). */
-double fragmentation(uint64_t req, uint64_t alloc);
-void print_slab_table(const struct kstat *ks, bool caller, int lines,
-		      const struct kstat_sort *sort, const struct kstat_names *names,
-		      FILE *out);
-void print_slab_summary(const struct kstat *ks, FILE *out);
-void json_slab_rows(const struct kstat *ks, bool caller, int lines,
-		    const struct kstat_sort *sort, const struct kstat_names *names,
-		    FILE *out);
+double kstat_fragmentation(uint64_t req, uint64_t alloc);
+void kstat_print_slab_table(const struct kstat *ks, bool caller, int lines,
+			    const struct kstat_sort *sort, const struct kstat_names *names,
+			    FILE *out);
+void kstat_print_slab_summary(const struct kstat *ks, FILE *out);
+void kstat_json_slab_rows(const struct kstat *ks, bool caller, int lines,
+			  const struct kstat_sort *sort, const struct kstat_names *names,
+			  FILE *out);
 
 /* --- kstat_page.c ---------------------------------------------------------- */
 
-int add_page_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu);
-void add_page_free(struct kstat *ks, const struct kmt_event *ev);
+int kstat_add_page_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu);
+void kstat_add_page_free(struct kstat *ks, const struct kmt_event *ev);
 /* The legend perf prints above the page tables; the width of the column. */
-int print_gfp_legend(const struct kstat *ks, const struct kstat_names *names, FILE *out);
-void print_page_table(const struct kstat *ks, bool caller, int lines,
-		      const struct kstat_sort *sort, int gfp_width,
-		      const struct kstat_names *names, FILE *out);
-void print_page_summary(const struct kstat *ks, FILE *out);
-void json_page_rows(const struct kstat *ks, bool caller, int lines,
-		    const struct kstat_sort *sort, const struct kstat_names *names,
-		    FILE *out);
+int kstat_print_gfp_legend(const struct kstat *ks, const struct kstat_names *names, FILE *out);
+void kstat_print_page_table(const struct kstat *ks, bool caller, int lines,
+			    const struct kstat_sort *sort, int gfp_width,
+			    const struct kstat_names *names, FILE *out);
+void kstat_print_page_summary(const struct kstat *ks, FILE *out);
+void kstat_json_page_rows(const struct kstat *ks, bool caller, int lines,
+			  const struct kstat_sort *sort, const struct kstat_names *names,
+			  FILE *out);
 /* The SUMMARY's order x migrate type table: its non-empty cells. */
-void json_page_orders(const struct kstat *ks, FILE *out);
+void kstat_json_page_orders(const struct kstat *ks, FILE *out);
 
 /* --- kstat_life.c ---------------------------------------------------------- */
 
 /* The object at this pointer is no longer alive: freed, or (at a new
  * allocation of the pointer) freed without an event we saw. */
-void forget_live(struct kstat *ks, struct ptrstat *p);
+void kstat_forget_live(struct kstat *ks, struct ptrstat *p);
 /* A free of a live object: no longer alive, and its lifetime when both
  * ends have a time. */
-void add_lifetime(struct kstat *ks, struct ptrstat *p, const struct kmt_event *ev);
-void print_lifetimes(const struct kstat *ks, const struct kstat_opts *o,
-		     const struct kstat_names *names, FILE *out);
-void json_life_rows(const struct kstat *ks, bool sites, int lines,
-		    const struct kstat_names *names, FILE *out);
+void kstat_add_lifetime(struct kstat *ks, struct ptrstat *p, const struct kmt_event *ev);
+void kstat_print_lifetimes(const struct kstat *ks, const struct kstat_opts *o,
+			   const struct kstat_names *names, FILE *out);
+void kstat_json_life_rows(const struct kstat *ks, bool sites, int lines,
+			  const struct kstat_names *names, FILE *out);
 
 /* --- kstat_proc.c ---------------------------------------------------------- */
 
-int add_proc(struct kstat *ks, const struct kmt_event *ev);
-void print_procs(const struct kstat *ks, const struct kstat_opts *o, FILE *out);
-void json_procs(const struct kstat *ks, int lines, FILE *out);
+int kstat_add_proc(struct kstat *ks, const struct kmt_event *ev);
+void kstat_print_procs(const struct kstat *ks, const struct kstat_opts *o, FILE *out);
+void kstat_json_procs(const struct kstat *ks, int lines, FILE *out);
 
 /* --- kstat_print.c: what the text tables share ----------------------------- */
 
 /* A rule across the tables. */
-void dotted(FILE *out);
+void kstat_dotted(FILE *out);
 /* How many of n rows the tables beyond perf show: -l, else a default. */
-size_t extra_shown(size_t n, int lines);
+size_t kstat_extra_shown(size_t n, int lines);
 
 /* --- shared by the tables' sorts ------------------------------------------- */
 

@@ -24,7 +24,7 @@ static unsigned int life_bucket(uint64_t ns)
 
 /* The object at this pointer is no longer alive: freed, or (at a new
  * allocation of the pointer) freed without an event we saw. */
-void forget_live(struct kstat *ks, struct ptrstat *p)
+void kstat_forget_live(struct kstat *ks, struct ptrstat *p)
 {
 	struct site *s = item(&ks->sites, p->site);
 	struct cache *c = item(&ks->caches, p->cache);
@@ -38,12 +38,12 @@ void forget_live(struct kstat *ks, struct ptrstat *p)
 	p->live = false;
 }
 
-void add_lifetime(struct kstat *ks, struct ptrstat *p, const struct kmt_event *ev)
+void kstat_add_lifetime(struct kstat *ks, struct ptrstat *p, const struct kmt_event *ev)
 {
 	struct site *s = item(&ks->sites, p->site);
 	struct cache *c = item(&ks->caches, p->cache);
 
-	forget_live(ks, p);
+	kstat_forget_live(ks, p);
 	if (!p->timed || !ev->has_time)
 		return;
 	s->freed++;
@@ -175,16 +175,16 @@ static void print_life_rows(const struct life_row *rows, size_t n, const char *t
 			    const char *what, int lines, FILE *out)
 {
 	char p50[16], p99[16];
-	size_t i, shown = extra_shown(n, lines);
+	size_t i, shown = kstat_extra_shown(n, lines);
 
 	fprintf(out, "\n%s\n", title);
 	for (i = 0; title[i]; i++)
 		fputc('=', out);
 	fputc('\n', out);
-	dotted(out);
+	kstat_dotted(out);
 	fprintf(out, " %-34s | %9s | %9s | %12s | %9s | %9s\n", what, "Freed", "Alive",
 		"Alive bytes", "p50 <", "p99 <");
-	dotted(out);
+	kstat_dotted(out);
 	for (i = 0; i < shown; i++) {
 		fmt_ns(kstat_percentile(rows[i].life, 50), p50, sizeof(p50));
 		fmt_ns(kstat_percentile(rows[i].life, 99), p99, sizeof(p99));
@@ -195,7 +195,7 @@ static void print_life_rows(const struct life_row *rows, size_t n, const char *t
 	}
 	if (i < n)
 		fprintf(out, " ...\n");
-	dotted(out);
+	kstat_dotted(out);
 	for (i = 0; i < shown; i++) {
 		if (!rows[i].freed)
 			continue;
@@ -204,7 +204,7 @@ static void print_life_rows(const struct life_row *rows, size_t n, const char *t
 	}
 }
 
-void print_lifetimes(const struct kstat *ks, const struct kstat_opts *o,
+void kstat_print_lifetimes(const struct kstat *ks, const struct kstat_opts *o,
 			    const struct kstat_names *names, FILE *out)
 {
 	size_t n;
@@ -223,14 +223,14 @@ void print_lifetimes(const struct kstat *ks, const struct kstat_opts *o,
 
 /* --- printing: JSON (--json) ------------------------------------------------------- */
 
-void json_life_rows(const struct kstat *ks, bool sites, int lines,
+void kstat_json_life_rows(const struct kstat *ks, bool sites, int lines,
 			   const struct kstat_names *names, FILE *out)
 {
 	size_t n, shown;
 	struct life_row *rows = life_rows(ks, sites, names, &n);
 
 	fprintf(out, "\"%s\":[", sites ? "callers" : "caches");
-	shown = rows ? extra_shown(n, lines) : 0;
+	shown = rows ? kstat_extra_shown(n, lines) : 0;
 	for (size_t i = 0; i < shown; i++) {
 		const struct life_row *r = &rows[i];
 		bool first = true;

@@ -38,7 +38,7 @@ static int add_page_row(struct table *t, uint64_t id, const struct pagestat *thi
 			uint64_t bytes)
 {
 	struct kkey k = page_row_key(id, this);
-	struct pagestat *ps = table_find(t, &k, true);
+	struct pagestat *ps = kstat_table_find(t, &k, true);
 
 	if (!ps)
 		return -1;
@@ -58,7 +58,7 @@ static void locate_page(struct kstat *ks, const struct kmt_event *ev, int cpu)
 
 	if (!ev->has_page || ev->pfn == KMT_PFN_NONE)
 		return;
-	node = node_of_pfn(ks, ev->pfn);
+	node = kstat_node_of_pfn(ks, ev->pfn);
 	if (node < 0)
 		return;
 	ks->nr_page_located++;
@@ -76,7 +76,7 @@ static uint64_t page_bytes(struct kstat *ks, const struct kmt_event *ev)
 	return ks->page_size << ev->order;
 }
 
-int add_page_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
+int kstat_add_page_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
 	uint64_t bytes = page_bytes(ks, ev);
 	struct pagestat this = { .page = page_of(ev), .callsite = ev->call_site,
@@ -93,7 +93,7 @@ int add_page_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 		return 0;
 	}
 	locate_page(ks, ev, cpu);
-	live = table_find(&ks->live_pages, &k, true);
+	live = kstat_table_find(&ks->live_pages, &k, true);
 	if (!live)
 		return -1;
 	if (!live->live) {
@@ -112,11 +112,11 @@ int add_page_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 	return 0;
 }
 
-void add_page_free(struct kstat *ks, const struct kmt_event *ev)
+void kstat_add_page_free(struct kstat *ks, const struct kmt_event *ev)
 {
 	uint64_t bytes = page_bytes(ks, ev);
 	struct kkey k = { .a = page_of(ev) }, rk;
-	struct pagestat *live = table_find(&ks->live_pages, &k, false), this, *row;
+	struct pagestat *live = kstat_table_find(&ks->live_pages, &k, false), this, *row;
 
 	ks->nr_page_frees++;
 	ks->page_free_bytes += bytes;
@@ -129,13 +129,13 @@ void add_page_free(struct kstat *ks, const struct kmt_event *ev)
 	this = (struct pagestat){ .order = ev->order, .migtype = live->migtype,
 				  .gfp = live->gfp, .callsite = live->callsite };
 	rk = page_row_key(k.a, &this);
-	row = table_find(&ks->page_allocs, &rk, false);
+	row = kstat_table_find(&ks->page_allocs, &rk, false);
 	if (row) {
 		row->nr_free++;
 		row->free_bytes += bytes;
 	}
 	rk = page_row_key(this.callsite, &this);
-	row = table_find(&ks->page_callers, &rk, false);
+	row = kstat_table_find(&ks->page_callers, &rk, false);
 	if (row) {
 		row->nr_free++;
 		row->free_bytes += bytes;
@@ -257,7 +257,7 @@ static int cmp_uint(const void *a, const void *b)
 }
 
 /* The legend perf prints above the page tables; the width of the column. */
-int print_gfp_legend(const struct kstat *ks, const struct kstat_names *names, FILE *out)
+int kstat_print_gfp_legend(const struct kstat *ks, const struct kstat_names *names, FILE *out)
 {
 	const struct table *t = &ks->page_callers;
 	unsigned int *flags = calloc(t->n ? t->n : 1, sizeof(*flags));
@@ -316,7 +316,7 @@ static void page_site(const struct kstat_names *names, const struct pagestat *r,
 		snprintf(buf, size, "(unknown)");
 }
 
-void print_page_table(const struct kstat *ks, bool caller, int lines,
+void kstat_print_page_table(const struct kstat *ks, bool caller, int lines,
 			     const struct kstat_sort *sort, int gfp_width,
 			     const struct kstat_names *names, FILE *out)
 {
@@ -327,12 +327,12 @@ void print_page_table(const struct kstat *ks, bool caller, int lines,
 	if (!rows)
 		return;
 	fputc('\n', out);
-	dotted(out);
+	kstat_dotted(out);
 	if (!caller)
 		fprintf(out, " %-16s |", "PFN");
 	fprintf(out, " Total alloc (KB) | Hits      | Order | Mig.type | %-*s | Callsite\n",
 		gfp_width, "GFP flags");
-	dotted(out);
+	kstat_dotted(out);
 	for (i = 0; i < n && (lines < 0 || i < (size_t)lines); i++) {
 		const struct pagestat *r = &rows[i];
 
@@ -347,7 +347,7 @@ void print_page_table(const struct kstat *ks, bool caller, int lines,
 	if (i < n)
 		fprintf(out, "%s ...              | ...       | ...   | ...      | %-*s | ...\n",
 			caller ? "" : " ...              |", gfp_width, "...");
-	dotted(out);
+	kstat_dotted(out);
 	free(rows);
 }
 
@@ -362,7 +362,7 @@ static const char *const migrate_columns[MIGRATE_COLUMNS] = {
 	"Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA/Isolated",
 };
 
-void print_page_summary(const struct kstat *ks, FILE *out)
+void kstat_print_page_summary(const struct kstat *ks, FILE *out)
 {
 	uint64_t freed = ks->nr_page_frees - ks->nr_page_nomatch;
 	uint64_t freed_bytes = ks->page_free_bytes - ks->page_nomatch_bytes;
@@ -402,7 +402,7 @@ void print_page_summary(const struct kstat *ks, FILE *out)
 
 /* --- printing: JSON (--json) ------------------------------------------------------- */
 
-void json_page_rows(const struct kstat *ks, bool caller, int lines,
+void kstat_json_page_rows(const struct kstat *ks, bool caller, int lines,
 			   const struct kstat_sort *sort, const struct kstat_names *names,
 			   FILE *out)
 {
@@ -435,7 +435,7 @@ void json_page_rows(const struct kstat *ks, bool caller, int lines,
 }
 
 /* The SUMMARY's order x migrate type table: its non-empty cells. */
-void json_page_orders(const struct kstat *ks, FILE *out)
+void kstat_json_page_orders(const struct kstat *ks, FILE *out)
 {
 	bool first = true;
 

@@ -12,7 +12,7 @@
 #define DOTTED_WIDTH 105
 #define DEFAULT_EXTRA_LINES 10 /* rows of the tables perf does not have, without -l */
 
-void dotted(FILE *out)
+void kstat_dotted(FILE *out)
 {
 	for (int i = 0; i < DOTTED_WIDTH; i++)
 		fputc('-', out);
@@ -20,7 +20,7 @@ void dotted(FILE *out)
 }
 
 /* How many of n rows the tables beyond perf show: -l, else a default. */
-size_t extra_shown(size_t n, int lines)
+size_t kstat_extra_shown(size_t n, int lines)
 {
 	return lines < 0 ? (n < DEFAULT_EXTRA_LINES ? n : DEFAULT_EXTRA_LINES) :
 		(n < (size_t)lines ? n : (size_t)lines);
@@ -61,27 +61,27 @@ void kstat_print(struct kstat *ks, const struct kstat_opts *o, const struct ksta
 {
 	if (o->slab) {
 		if (o->caller)
-			print_slab_table(ks, true, o->caller_lines, &o->caller_sort, names, out);
+			kstat_print_slab_table(ks, true, o->caller_lines, &o->caller_sort, names, out);
 		if (o->alloc)
-			print_slab_table(ks, false, o->alloc_lines, &o->alloc_sort, names, out);
-		print_slab_summary(ks, out);
+			kstat_print_slab_table(ks, false, o->alloc_lines, &o->alloc_sort, names, out);
+		kstat_print_slab_summary(ks, out);
 	}
 	if (o->page) {
 		int width = (int)strlen("GFP flags");
 
 		if (o->caller || o->alloc)
-			width = print_gfp_legend(ks, names, out);
+			width = kstat_print_gfp_legend(ks, names, out);
 		if (o->caller)
-			print_page_table(ks, true, o->caller_lines, &o->page_caller_sort, width, names,
-					 out);
+			kstat_print_page_table(ks, true, o->caller_lines, &o->page_caller_sort, width, names,
+					       out);
 		if (o->alloc)
-			print_page_table(ks, false, o->alloc_lines, &o->page_alloc_sort, width, names,
-					 out);
-		print_page_summary(ks, out);
+			kstat_print_page_table(ks, false, o->alloc_lines, &o->page_alloc_sort, width, names,
+					       out);
+		kstat_print_page_summary(ks, out);
 	}
 	if (o->slab)
-		print_lifetimes(ks, o, names, out);
-	print_procs(ks, o, out);
+		kstat_print_lifetimes(ks, o, names, out);
+	kstat_print_procs(ks, o, out);
 	print_extra_summary(ks, out);
 }
 
@@ -100,7 +100,7 @@ void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 			(unsigned long long)ks->requested, (unsigned long long)ks->allocated,
 			(unsigned long long)ks->freed,
 			(unsigned long long)(ks->allocated - ks->requested),
-			fragmentation(ks->requested, ks->allocated), (unsigned long long)t.nr_allocs,
+			kstat_fragmentation(ks->requested, ks->allocated), (unsigned long long)t.nr_allocs,
 			(unsigned long long)t.nr_cross_node, (unsigned long long)t.pingpong,
 			(unsigned long long)t.alive, (unsigned long long)t.alive_bytes);
 		if (ks->linear_page)
@@ -108,13 +108,13 @@ void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 				(unsigned long long)t.slab_located,
 				(unsigned long long)t.slab_remote);
 		if (o->caller)
-			json_slab_rows(ks, true, o->caller_lines, &o->caller_sort, names, out);
+			kstat_json_slab_rows(ks, true, o->caller_lines, &o->caller_sort, names, out);
 		if (o->alloc)
-			json_slab_rows(ks, false, o->alloc_lines, &o->alloc_sort, names, out);
+			kstat_json_slab_rows(ks, false, o->alloc_lines, &o->alloc_sort, names, out);
 		fputs(",\"lifetimes\":{", out);
-		json_life_rows(ks, true, o->caller_lines, names, out);
+		kstat_json_life_rows(ks, true, o->caller_lines, names, out);
 		fputc(',', out);
-		json_life_rows(ks, false, o->caller_lines, names, out);
+		kstat_json_life_rows(ks, false, o->caller_lines, names, out);
 		fputs("}}", out);
 	}
 	if (o->page) {
@@ -124,13 +124,13 @@ void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 			(unsigned long long)t.page_fails, (unsigned long long)t.page_nomatch,
 			(unsigned long long)ks->page_alloc_bytes,
 			(unsigned long long)ks->page_free_bytes);
-		json_page_orders(ks, out);
+		kstat_json_page_orders(ks, out);
 		if (o->caller)
-			json_page_rows(ks, true, o->caller_lines, &o->page_caller_sort, names, out);
+			kstat_json_page_rows(ks, true, o->caller_lines, &o->page_caller_sort, names, out);
 		if (o->alloc)
-			json_page_rows(ks, false, o->alloc_lines, &o->page_alloc_sort, names, out);
+			kstat_json_page_rows(ks, false, o->alloc_lines, &o->page_alloc_sort, names, out);
 		fputc('}', out);
 	}
-	json_procs(ks, o->caller_lines, out);
+	kstat_json_procs(ks, o->caller_lines, out);
 	fprintf(out, ",\"lost\":%llu}\n", (unsigned long long)ks->lost);
 }

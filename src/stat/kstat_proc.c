@@ -17,14 +17,14 @@
 static struct proc *find_proc(struct kstat *ks, const struct kmt_event *ev)
 {
 	struct kkey k = { .a = ev->has_task ? ev->pid : 0 };
-	struct proc *p = table_find(&ks->procs, &k, true);
+	struct proc *p = kstat_table_find(&ks->procs, &k, true);
 
 	if (p && ev->has_task)
 		snprintf(p->comm, sizeof(p->comm), "%s", ev->comm);
 	return p;
 }
 
-int add_proc(struct kstat *ks, const struct kmt_event *ev)
+int kstat_add_proc(struct kstat *ks, const struct kmt_event *ev)
 {
 	struct proc *p = find_proc(ks, ev);
 
@@ -48,7 +48,7 @@ int add_proc(struct kstat *ks, const struct kmt_event *ev)
 int kstat_add_proc_agg(struct kstat *ks, const struct kstat_proc_agg *a)
 {
 	struct kkey k = { .a = a->pid };
-	struct proc *p = table_find(&ks->procs, &k, true);
+	struct proc *p = kstat_table_find(&ks->procs, &k, true);
 
 	if (!p)
 		return -1;
@@ -88,19 +88,19 @@ static struct proc *proc_rows(const struct kstat *ks)
 	return rows;
 }
 
-void print_procs(const struct kstat *ks, const struct kstat_opts *o, FILE *out)
+void kstat_print_procs(const struct kstat *ks, const struct kstat_opts *o, FILE *out)
 {
 	const struct table *t = &ks->procs;
 	struct proc *rows = proc_rows(ks);
-	size_t i, shown = extra_shown(t->n, o->caller_lines);
+	size_t i, shown = kstat_extra_shown(t->n, o->caller_lines);
 
 	if (!rows)
 		return;
 	fprintf(out, "\nPROCESSES\n=========\n");
-	dotted(out);
+	kstat_dotted(out);
 	fprintf(out, " %8s | %-16s | %9s | %15s | %15s | %9s | %9s | %12s\n", "Pid", "Comm",
 		"Allocs", "Total_alloc", "Total_req", "Frees", "Pages", "Page KB");
-	dotted(out);
+	kstat_dotted(out);
 	for (i = 0; i < shown; i++)
 		fprintf(out, " %8llu | %-16s | %9llu | %15llu | %15llu | %9llu | %9llu | %12llu\n",
 			(unsigned long long)rows[i].key.a, rows[i].comm,
@@ -110,16 +110,16 @@ void print_procs(const struct kstat *ks, const struct kstat_opts *o, FILE *out)
 			(unsigned long long)(rows[i].page_bytes / 1024));
 	if (i < t->n)
 		fprintf(out, " ...\n");
-	dotted(out);
+	kstat_dotted(out);
 	free(rows);
 }
 
 /* --- printing: JSON (--json) ------------------------------------------------------- */
 
-void json_procs(const struct kstat *ks, int lines, FILE *out)
+void kstat_json_procs(const struct kstat *ks, int lines, FILE *out)
 {
 	struct proc *rows = proc_rows(ks);
-	size_t shown = rows ? extra_shown(ks->procs.n, lines) : 0;
+	size_t shown = rows ? kstat_extra_shown(ks->procs.n, lines) : 0;
 
 	fputs(",\"processes\":[", out);
 	for (size_t i = 0; i < shown; i++) {

@@ -51,7 +51,7 @@ static struct cache *find_cache_named(struct kstat *ks, const char *name)
 
 	k.a = fnv(name, 0xcbf29ce484222325ULL);
 	k.b = mix(fnv(name, 0x84222325cbf29ce4ULL));
-	c = table_find(&ks->caches, &k, true);
+	c = kstat_table_find(&ks->caches, &k, true);
 	if (c && !c->name[0])
 		snprintf(c->name, sizeof(c->name), "%s", name);
 	return c;
@@ -78,7 +78,7 @@ static void locate_object(struct kstat *ks, const struct kmt_event *ev, int cpu)
 
 	if (!ks->linear_page || ev->ptr < ks->linear_map)
 		return;
-	node = node_of_pfn(ks, (ev->ptr - ks->linear_map) / ks->linear_page);
+	node = kstat_node_of_pfn(ks, (ev->ptr - ks->linear_map) / ks->linear_page);
 	if (node < 0)
 		return;
 	wanted = ev->numa_node >= 0 ? ev->numa_node : node_of(ks, cpu);
@@ -87,21 +87,21 @@ static void locate_object(struct kstat *ks, const struct kmt_event *ev, int cpu)
 		ks->nr_slab_remote++;
 }
 
-int add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
+int kstat_add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
 	struct kkey pk = { .a = ev->ptr }, sk = { .a = ev->call_site };
-	struct ptrstat *p = table_find(&ks->ptrs, &pk, true);
+	struct ptrstat *p = kstat_table_find(&ks->ptrs, &pk, true);
 	struct site *s;
 	struct cache *c;
 
 	if (!p)
 		return -1;
-	s = table_find(&ks->sites, &sk, true);
+	s = kstat_table_find(&ks->sites, &sk, true);
 	c = s ? find_cache(ks, ev) : NULL;
 	if (!c)
 		return -1;
 	if (p->live)
-		forget_live(ks, p);
+		kstat_forget_live(ks, p);
 	p->hit++;
 	p->bytes_req += ev->bytes_req;
 	p->bytes_alloc += ev->bytes_alloc;
@@ -134,17 +134,17 @@ int add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 	return 0;
 }
 
-void add_slab_free(struct kstat *ks, const struct kmt_event *ev, int cpu)
+void kstat_add_slab_free(struct kstat *ks, const struct kmt_event *ev, int cpu)
 {
 	struct kkey pk = { .a = ev->ptr };
-	struct ptrstat *p = table_find(&ks->ptrs, &pk, false);
+	struct ptrstat *p = kstat_table_find(&ks->ptrs, &pk, false);
 
 	if (!p)
 		return; /* allocated before the trace, or by what it did not see */
 	ks->freed += p->last_alloc;
 	if (cpu != p->alloc_cpu) {
 		struct kkey sk = { .a = p->call_site };
-		struct site *s = table_find(&ks->sites, &sk, false);
+		struct site *s = kstat_table_find(&ks->sites, &sk, false);
 
 		p->pingpong++;
 		if (s)
@@ -152,7 +152,7 @@ void add_slab_free(struct kstat *ks, const struct kmt_event *ev, int cpu)
 	}
 	p->alloc_cpu = -1;
 	if (p->live)
-		add_lifetime(ks, p, ev);
+		kstat_add_lifetime(ks, p, ev);
 }
 
 /* --- adding what was counted elsewhere (BPF maps) ---------------------------- */
@@ -160,7 +160,7 @@ void add_slab_free(struct kstat *ks, const struct kmt_event *ev, int cpu)
 int kstat_add_slab_agg(struct kstat *ks, const struct kstat_slab_agg *a)
 {
 	struct kkey sk = { .a = a->call_site };
-	struct site *s = table_find(&ks->sites, &sk, true);
+	struct site *s = kstat_table_find(&ks->sites, &sk, true);
 	struct cache *c = s ? find_cache_named(ks, a->cache) : NULL;
 
 	if (!c)
@@ -194,7 +194,7 @@ int kstat_add_slab_agg(struct kstat *ks, const struct kstat_slab_agg *a)
 bool kstat_site(const struct kstat *ks, uint64_t call_site, struct kstat_site *out)
 {
 	struct kkey k = { .a = call_site };
-	const struct site *s = table_find((struct table *)&ks->sites, &k, false);
+	const struct site *s = kstat_table_find((struct table *)&ks->sites, &k, false);
 
 	if (!s)
 		return false;
@@ -210,7 +210,7 @@ bool kstat_site(const struct kstat *ks, uint64_t call_site, struct kstat_site *o
 
 /* --- sorting and printing ---------------------------------------------------- */
 
-double fragmentation(uint64_t req, uint64_t alloc)
+double kstat_fragmentation(uint64_t req, uint64_t alloc)
 {
 	return alloc ? 100.0 - 100.0 * (double)req / (double)alloc : 0.0;
 }
@@ -234,8 +234,8 @@ static int slab_key_cmp(enum kstat_key key, const struct slab_row *l, const stru
 	case KSTAT_KEY_BYTES:
 		return cmp_u64(l->bytes_alloc, r->bytes_alloc);
 	case KSTAT_KEY_FRAG: {
-		double x = fragmentation(l->bytes_req, l->bytes_alloc);
-		double y = fragmentation(r->bytes_req, r->bytes_alloc);
+		double x = kstat_fragmentation(l->bytes_req, l->bytes_alloc);
+		double y = kstat_fragmentation(r->bytes_req, r->bytes_alloc);
 
 		return x < y ? -1 : x > y;
 	}
@@ -288,7 +288,7 @@ static struct slab_row *slab_rows(const struct kstat *ks, bool caller, size_t *n
 	return rows;
 }
 
-void print_slab_table(const struct kstat *ks, bool caller, int lines,
+void kstat_print_slab_table(const struct kstat *ks, bool caller, int lines,
 			     const struct kstat_sort *sort, const struct kstat_names *names,
 			     FILE *out)
 {
@@ -301,10 +301,10 @@ void print_slab_table(const struct kstat *ks, bool caller, int lines,
 	if (n > 1)
 		qsort_r(rows, n, sizeof(*rows), slab_row_cmp,
 			(void *)(sort->nkeys ? sort : &default_slab_sort));
-	dotted(out);
+	kstat_dotted(out);
 	fprintf(out, " %-34s |", caller ? "Callsite" : "Alloc Ptr");
 	fprintf(out, " Total_alloc/Per | Total_req/Per   | Hit      | Ping-pong | Frag\n");
-	dotted(out);
+	kstat_dotted(out);
 	for (i = 0; i < n && (lines < 0 || i < (size_t)lines); i++) {
 		const struct slab_row *r = &rows[i];
 
@@ -317,16 +317,16 @@ void print_slab_table(const struct kstat *ks, bool caller, int lines,
 			(unsigned long long)r->bytes_alloc,
 			(unsigned long long)(r->bytes_alloc / r->hit),
 			(unsigned long long)r->bytes_req, (unsigned long long)(r->bytes_req / r->hit),
-			r->hit, r->pingpong, fragmentation(r->bytes_req, r->bytes_alloc));
+			r->hit, r->pingpong, kstat_fragmentation(r->bytes_req, r->bytes_alloc));
 	}
 	if (i < n)
 		fprintf(out, " ...                                | ...             | ...            "
 			     " | ...      | ...       | ...   \n");
-	dotted(out);
+	kstat_dotted(out);
 	free(rows);
 }
 
-void print_slab_summary(const struct kstat *ks, FILE *out)
+void kstat_print_slab_summary(const struct kstat *ks, FILE *out)
 {
 	fprintf(out, "\nSUMMARY (SLAB allocator)\n========================\n");
 	fprintf(out, "Total bytes requested: %llu\n", (unsigned long long)ks->requested);
@@ -338,14 +338,14 @@ void print_slab_summary(const struct kstat *ks, FILE *out)
 	fprintf(out, "Total bytes wasted on internal fragmentation: %llu\n",
 		(unsigned long long)(ks->allocated - ks->requested));
 	fprintf(out, "Internal fragmentation: %f%%\n",
-		fragmentation(ks->requested, ks->allocated));
+		kstat_fragmentation(ks->requested, ks->allocated));
 	fprintf(out, "Cross CPU allocations: %llu/%llu\n", (unsigned long long)ks->nr_cross_node,
 		(unsigned long long)ks->nr_allocs);
 }
 
 /* --- printing: JSON (--json) ------------------------------------------------------- */
 
-void json_slab_rows(const struct kstat *ks, bool caller, int lines,
+void kstat_json_slab_rows(const struct kstat *ks, bool caller, int lines,
 			   const struct kstat_sort *sort, const struct kstat_names *names,
 			   FILE *out)
 {
@@ -370,7 +370,7 @@ void json_slab_rows(const struct kstat *ks, bool caller, int lines,
 			     "\"hit\":%u,\"pingpong\":%u,\"frag_pct\":%.3f}",
 			(unsigned long long)r->call_site, (unsigned long long)r->bytes_alloc,
 			(unsigned long long)r->bytes_req, r->hit, r->pingpong,
-			fragmentation(r->bytes_req, r->bytes_alloc));
+			kstat_fragmentation(r->bytes_req, r->bytes_alloc));
 	}
 	fprintf(out, "],\"%s_rows\":%zu", caller ? "callers" : "pointers", rows ? n : 0);
 	free(rows);

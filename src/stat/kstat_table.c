@@ -41,7 +41,7 @@ static int table_rehash(struct table *t, size_t nslots)
 }
 
 /* The entry of key, or NULL; with create, a zeroed new one (NULL: out of memory). */
-void *table_find(struct table *t, const struct kkey *key, bool create)
+void *kstat_table_find(struct table *t, const struct kkey *key, bool create)
 {
 	size_t s;
 	void *e;
@@ -73,13 +73,13 @@ void *table_find(struct table *t, const struct kkey *key, bool create)
 	return e;
 }
 
-void table_free(struct table *t)
+void kstat_table_free(struct table *t)
 {
 	free(t->items);
 	free(t->slots);
 }
 
-void table_clear(struct table *t)
+void kstat_table_clear(struct table *t)
 {
 	t->n = 0;
 	if (t->slots)
