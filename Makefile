@@ -1,10 +1,11 @@
 # kmemsnoop build.
 #
 #   make            ./kmemsnoop, the unit tests and the test workload
-#   make test       the whole test suite (root: it runs BPF programs), the VM
+#   make test       install what testing needs, then the whole test suite
+#                   (root: it runs BPF programs), the VM
 #                   matrix included (x86 and the newest arm64 kernel;
 #                   VMTEST=0 leaves the VMs out)
-#   make static     a fully static ./kmemsnoop (libbpf, libelf, libdw, ncurses...)
+#   make static     a fully static ./kmemsnoop-static (libbpf, libelf, libdw, ncurses...)
 #   make static ARCH=arm64 (or make static-arm64)
 #                   the same for arm64, cross-built: ./kmemsnoop-arm64, and the
 #                   arm64 test programs under .output/arm64/tests
@@ -16,8 +17,9 @@
 #                   its debug vmlinux (VMTEST_DWARF=1; about 280 MB to download
 #                   once; DWARF_SERIES, VMTEST_TESTS pick others)
 #   make bench      overhead against untraced runs and peer tools (root; not part of test)
-#   make run        install what is missing, build, and run ./kmemsnoop $(ARGS)
-#   make deps       install the build and test dependencies (Debian, apt-get)
+#   make run        install what building needs, build, and run ./kmemsnoop $(ARGS)
+#   make deps       install what building and running need (Debian, apt-get)
+#   make deps-test  that, and what the tests need (make test runs it first)
 #   make install    install ./kmemsnoop, its man page, bash completion and
 #                   the kmemsnoop-exporter systemd unit (PREFIX=/usr/local,
 #                   DESTDIR honoured); make uninstall removes them
@@ -32,6 +34,10 @@ CC ?= cc
 CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
 PKG_CONFIG ?= pkg-config
+
+# Goals that install the dependencies first and then make again: they must
+# get that far on a machine that has none yet.
+INSTALLER_GOALS := deps deps-test run test
 
 HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
 ARCH := $(HOST_ARCH)
@@ -51,7 +57,7 @@ ifeq ($(CROSS),)
 $(error ARCH=$(ARCH): no cross compiler known (set CROSS=<triplet>-))
 endif
 OUTPUT := .output/$(ARCH)
-ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+ifeq ($(filter clean $(INSTALLER_GOALS),$(MAKECMDGOALS)),)
 SYSROOT ?= $(shell tools/$(ARCH)-sysroot)
 ifeq ($(wildcard $(SYSROOT)/usr/include/bpf/libbpf.h),)
 $(error ARCH=$(ARCH): no sysroot (tools/$(ARCH)-sysroot failed))
@@ -67,7 +73,7 @@ STATIC_COPY := kmemsnoop-$(ARCH)
 endif
 READELF ?= readelf
 TEST_BIN ?= tests
-STATIC_COPY ?= kmemsnoop
+STATIC_COPY ?= kmemsnoop-static
 
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror
@@ -84,7 +90,7 @@ LIBBPF_DEP := $(LIBBPF_A)
 else
 LIBBPF_VERSION := $(shell $(PKG_CONFIG) --modversion libbpf 2>/dev/null)
 ifeq ($(LIBBPF_VERSION),)
-$(error libbpf not found: check out the submodule (git submodule update --init) or install libbpf-dev (make deps))
+MISSING += libbpf (check out the submodule: git submodule update --init, or install libbpf-dev)
 endif
 LIBBPF_FROM := system libbpf $(LIBBPF_VERSION)
 LIBBPF_INC := $(shell $(PKG_CONFIG) --variable=includedir libbpf)
@@ -102,9 +108,16 @@ else
 BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),$(wildcard /usr/sbin/bpftool))
 BPFTOOL_FROM := system bpftool $(BPFTOOL)
 BPFTOOL_DEP :=
+ifeq ($(BPFTOOL),)
+MISSING += bpftool (check out the submodule, or install bpftool)
+endif
 endif
 
-ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+# Without them nothing builds; the installer goals install them first.
+ifeq ($(filter clean $(INSTALLER_GOALS),$(MAKECMDGOALS)),)
+ifneq ($(MISSING),)
+$(error not found: $(MISSING); sudo make deps installs what is missing)
+endif
 $(info kmemsnoop: using $(LIBBPF_FROM), $(BPFTOOL_FROM))
 endif
 
@@ -167,7 +180,7 @@ APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS)) $(OUTPUT)/pprof.pb-c.o
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS)) $(OUTPUT)/pprof.pb-c.o
 UNIT_SRCS := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 
-.PHONY: all test unit run deps clean vmlinux bench static vmtest static-arm64 vmtest-arm64 \
+.PHONY: all test unit run deps deps-test clean vmlinux bench static vmtest static-arm64 vmtest-arm64 \
 	install uninstall vmtest-dwarf soak
 .DELETE_ON_ERROR:
 
@@ -287,7 +300,8 @@ vmtest-arm64: static-arm64
 # closing totals count the VMs' results too.
 # With the VMs, the arm64 build too: tests/run.sh boots the newest arm64
 # kernel alongside the x86 matrix (VMTEST_ARM64=all: every arm64 kernel).
-test: all $(STATIC_KMEMSNOOP) $(if $(filter 0,$(VMTEST)),,static-arm64)
+test: deps-test
+	$(MAKE) all $(STATIC_KMEMSNOOP) $(if $(filter 0,$(VMTEST)),,static-arm64)
 	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tests/run.sh
 
 vmtest: $(STATIC_KMEMSNOOP) tests/workload tests/bpf_progs
@@ -329,7 +343,10 @@ soak: all
 	SOAK_SECONDS=$(SOAK_SECONDS) tests/soak.sh
 
 deps:
-	tools/install-deps.sh
+	tools/install-deps.sh build
+
+deps-test:
+	tools/install-deps.sh test
 
 run: deps
 	$(MAKE) kmemsnoop
@@ -377,7 +394,8 @@ uninstall:
 
 clean:
 	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
-		tests/nodwarf_fixture tests/workload tests/bpf_progs $(BENCH_PROGS) kmemsnoop-arm64
+		tests/nodwarf_fixture tests/workload tests/bpf_progs $(BENCH_PROGS) kmemsnoop-arm64 \
+		kmemsnoop-static
 
 # --- sanitizers and fuzzing ------------------------------------------------------
 #
