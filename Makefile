@@ -20,6 +20,7 @@
 #   make run        install what building needs, build, and run ./kmemsnoop $(ARGS)
 #   make deps       install what building and running need (Debian, apt-get)
 #   make deps-test  that, and what the tests need (make test runs it first)
+#   make dist       a release tarball of HEAD, its version written in (DISTDIR=.)
 #   make install    install ./kmemsnoop, its man page, bash completion and
 #                   the kmemsnoop-exporter systemd unit (PREFIX=/usr/local,
 #                   DESTDIR honoured); make uninstall removes them
@@ -57,7 +58,7 @@ ifeq ($(CROSS),)
 $(error ARCH=$(ARCH): no cross compiler known (set CROSS=<triplet>-))
 endif
 OUTPUT := .output/$(ARCH)
-ifeq ($(filter clean $(INSTALLER_GOALS),$(MAKECMDGOALS)),)
+ifeq ($(filter clean dist $(INSTALLER_GOALS),$(MAKECMDGOALS)),)
 SYSROOT ?= $(shell tools/$(ARCH)-sysroot)
 ifeq ($(wildcard $(SYSROOT)/usr/include/bpf/libbpf.h),)
 $(error ARCH=$(ARCH): no sysroot (tools/$(ARCH)-sysroot failed))
@@ -76,6 +77,9 @@ TEST_BIN ?= tests
 STATIC_COPY ?= kmemsnoop-static
 
 CFLAGS ?= -O2 -g
+# One version string for -V, recordings, metrics, the manual page and the
+# package (tools/version: VERSION, and git when building from a checkout).
+VERSION_STRING := $(shell tools/version)
 WARNINGS := -Wall -Wextra -Werror
 USER_CFLAGS := -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -Isrc -I$(OUTPUT)
 
@@ -114,7 +118,7 @@ endif
 endif
 
 # Without them nothing builds; the installer goals install them first.
-ifeq ($(filter clean $(INSTALLER_GOALS),$(MAKECMDGOALS)),)
+ifeq ($(filter clean dist $(INSTALLER_GOALS),$(MAKECMDGOALS)),)
 ifneq ($(MISSING),)
 $(error not found: $(MISSING); sudo make deps installs what is missing)
 endif
@@ -180,7 +184,7 @@ APP_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(APP_SRCS)) $(OUTPUT)/pprof.pb-c.o
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS)) $(OUTPUT)/pprof.pb-c.o
 UNIT_SRCS := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 
-.PHONY: all test unit run deps deps-test clean vmlinux bench static vmtest static-arm64 vmtest-arm64 \
+.PHONY: all test unit run deps deps-test clean dist vmlinux bench static vmtest static-arm64 vmtest-arm64 \
 	install uninstall vmtest-dwarf soak
 .DELETE_ON_ERROR:
 
@@ -201,6 +205,17 @@ $(OUTPUT)/%.o: src/%.c $(HDRS) $(SKELETONS) | $(OUTPUT)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/hist/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+
+# The version as a header, rewritten only when it changes, so that a new
+# commit rebuilds util/version.o and nothing else.
+VERSION_H := $(OUTPUT)/kmemsnoop_version.h
+$(VERSION_H): FORCE | $(OUTPUT)
+	@printf '#define KMEMSNOOP_VERSION "%s"\n' '$(VERSION_STRING)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(OUTPUT)/util/version.o: $(VERSION_H)
+.PHONY: FORCE
+FORCE:
+
 $(OUTPUT)/exporter/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
 
 $(PB_SRC) $(PB_HDR) &: src/allocinfo/pprof.proto | $(OUTPUT)
@@ -355,6 +370,19 @@ run: deps
 vmlinux:
 	tools/gen-vmlinux-h.sh
 
+# A release tarball of HEAD, kmemsnoop-<version>.tar.gz in DISTDIR: the
+# sources without git, VERSION holding the whole version (tools/version
+# reads it there).  Uncommitted changes would not be in it: it refuses them.
+DISTDIR ?= .
+dist:
+	@case '$(VERSION_STRING)' in *dirty*) \
+		echo "make dist: uncommitted changes (git archive packs HEAD)" >&2; exit 1;; esac
+	@d=kmemsnoop-$(VERSION_STRING); t=$$(mktemp -d) && \
+	git archive --prefix=$$d/ HEAD | tar -x -C $$t && \
+	echo '$(VERSION_STRING)' > $$t/$$d/VERSION && \
+	tar -C $$t -czf $(DISTDIR)/$$d.tar.gz $$d && rm -rf $$t && \
+	echo "$(DISTDIR)/$$d.tar.gz"
+
 # --- installing ---------------------------------------------------------------
 # The GNU directory variables: PREFIX (default /usr/local), DESTDIR for a
 # staging root, each directory overridable.  sbin: kmemsnoop needs root (or
@@ -383,7 +411,8 @@ install: kmemsnoop
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(SYSTEMDUNITDIR)
 	$(INSTALL) -m 755 kmemsnoop $(DESTDIR)$(SBINDIR)/kmemsnoop
-	$(INSTALL) -m 644 man/kmemsnoop.8 $(DESTDIR)$(MANDIR)/man8/kmemsnoop.8
+	sed -e '/^\.TH /s/"kmemsnoop [^"]*"/"kmemsnoop $(VERSION_STRING)"/' man/kmemsnoop.8 \
+		> $(DESTDIR)$(MANDIR)/man8/kmemsnoop.8 && chmod 644 $(DESTDIR)$(MANDIR)/man8/kmemsnoop.8
 	$(call install_template,dist/kmemsnoop.bash.in,$(DESTDIR)$(BASHCOMPDIR)/kmemsnoop)
 	$(call install_template,dist/$(UNIT).in,$(DESTDIR)$(SYSTEMDUNITDIR)/$(UNIT))
 
@@ -422,6 +451,7 @@ $(SAN_OUT)/%.o: src/%.c $(HDRS) $(SKELETONS)
 	$(SAN_CC) $(SAN_CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS) -c $< -o $@
 
 $(SAN_OUT)/hist/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+$(SAN_OUT)/util/version.o: $(VERSION_H)
 $(SAN_OUT)/exporter/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
 $(SAN_OUT)/allocinfo/pprof.o: $(PB_HDR)
 $(SAN_OUT)/allocinfo/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
@@ -476,6 +506,7 @@ $(FUZZ_OUT)/%.o: src/%.c $(HDRS) $(SKELETONS)
 		$(LIBDW_CFLAGS) -c $< -o $@
 
 $(FUZZ_OUT)/hist/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
+$(FUZZ_OUT)/util/version.o: $(VERSION_H)
 $(FUZZ_OUT)/exporter/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
 $(FUZZ_OUT)/allocinfo/pprof.o: $(PB_HDR)
 $(FUZZ_OUT)/allocinfo/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)

@@ -2,7 +2,8 @@
 /* See version.h. */
 #include "version.h"
 
-#define KMEMSNOOP_VERSION "0.2"
+/* Written by make from tools/version. */
+#include "kmemsnoop_version.h"
 
 const char *kmemsnoop_version(void)
 {

@@ -12,7 +12,8 @@
 #                           there, and the unit's ExecStart= and the
 #                           completion's fallback name that binary
 #   install.man_render      man -l renders the page without a warning
-#   install.man_version     the page's .TH names kmemsnoop --version's version
+#   install.man_version     the installed page's .TH names kmemsnoop --version's
+#                           version, and the source page's the release in VERSION
 #   install.man_options     the OPTIONS entries of the page are exactly the
 #                           options of kmemsnoop --help (short and long names)
 #   install.completion_options  "--" completes to every long option of --help
@@ -31,6 +32,10 @@
 #                           sites named, as an unprivileged user with only the
 #                           unit's capabilities (root)
 #   install.uninstall       make uninstall leaves no file behind
+#   install.dist            make dist writes kmemsnoop-<tools/version>.tar.gz:
+#                           HEAD without .git, its VERSION holding that version,
+#                           which its own tools/version then prints (skipped with
+#                           uncommitted changes: make dist refuses them)
 #
 # vmtest: host only: make install needs the source tree and make.
 . "$(dirname "$0")/../lib.sh"
@@ -38,7 +43,7 @@
 TESTS=(install.files install.prefix install.man_render install.man_version install.man_options
 	install.completion_options install.completion_values install.completion_dirs
 	install.completion_pids install.unit_execstart install.unit_verify install.unit_security
-	install.unit_capabilities install.uninstall)
+	install.unit_capabilities install.uninstall install.dist)
 
 UNIT_MAX_EXPOSURE=${UNIT_MAX_EXPOSURE:-2.5}
 UNIT=kmemsnoop-exporter.service
@@ -99,10 +104,17 @@ else
 	check $? install.man_render "man -l: status $rc: $(head -n 3 "$WORK/man.err" | tr '\n' ' ')"
 fi
 
+# man_th PAGE: the version its .TH line names.
+man_th() {
+	sed -n 's/^\.TH KMEMSNOOP 8 [^ ]* "kmemsnoop \([^"]*\)".*/\1/p' "$1"
+}
 version=$("$BIN" --version | awk '{ print $2 }')
-th=$(sed -n 's/^\.TH KMEMSNOOP 8 [^ ]* "kmemsnoop \([^"]*\)".*/\1/p' "$MAN")
-[ -n "$version" ] && [ "$th" = "$version" ]
-check $? install.man_version "the page says version '$th', kmemsnoop --version '$version'"
+th=$(man_th "$MAN")
+release=$(cat "$TOP/VERSION")
+src_th=$(man_th "$TOP/man/kmemsnoop.8")
+[ -n "$version" ] && [ "$th" = "$version" ] && [ "$src_th" = "$release" ] &&
+	[ "${version%%+*}" = "$release" ]
+check $? install.man_version "the installed page says version '$th', kmemsnoop --version '$version'; the source page '$src_th', VERSION '$release'"
 
 # help_options BIN: "SHORT LONG" per option of --help (SHORT "-" when none).
 help_options() {
@@ -263,5 +275,22 @@ rc=$?
 left=$(find "$D" "$D2" ! -type d 2>/dev/null)
 [ $rc = 0 ] && [ -z "$left" ]
 check $? install.uninstall "make uninstall: status $rc; left: $(tr '\n' ' ' <<<"$left")"
+
+# --- the release tarball ---------------------------------------------------------
+version=$("$TOP/tools/version")
+if [ ! -e "$TOP/.git" ]; then
+	skip install.dist "not a git checkout"
+elif [ "${version%dirty}" != "$version" ]; then
+	skip install.dist "uncommitted changes ($version): make dist packs HEAD only"
+elif ! mk dist DISTDIR="$WORK"; then
+	fail install.dist "make dist failed: $(tail -n 3 "$WORK/make.log" | tr '\n' ' ')"
+else
+	tarball=$WORK/kmemsnoop-$version.tar.gz
+	mkdir "$WORK/dist" && tar -xzf "$tarball" -C "$WORK/dist" 2>"$WORK/dist.err"
+	top=$WORK/dist/kmemsnoop-$version
+	[ -f "$top/Makefile" ] && [ ! -e "$top/.git" ] && [ "$(cat "$top/VERSION")" = "$version" ] &&
+		[ "$("$top/tools/version")" = "$version" ]
+	check $? install.dist "$tarball: $(ls "$WORK/dist" 2>&1 | tr '\n' ' '); VERSION '$(cat "$top/VERSION" 2>&1)', its tools/version '$("$top/tools/version" 2>&1)', want '$version'"
+fi
 
 finish
