@@ -175,7 +175,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 # static build has no library for them.
 SRC_DIRS := util kernel names recording stream stat hist allocinfo exporter
 STAND_INS := src/exporter/httpd_none.c src/allocinfo/pprof_none.c
-APP_SRCS := src/kmemsnoop.c src/env.c src/session.c \
+APP_SRCS := src/kmemsnoop.c src/env.c src/env_help.c src/env_check.c src/session.c src/session_configure.c src/session_run.c \
 	$(filter-out $(STAND_INS),$(foreach d,$(SRC_DIRS),$(sort $(wildcard src/$(d)/*.c))))
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
 HDRS := $(wildcard src/*.h src/*/*.h)

@@ -3,20 +3,22 @@
  * Command-line options.  Every option is one row of the table below: its
  * names, its value, its help text and the function that stores it in
  * struct env.  getopt_long's option array, the short option string and
- * the options part of --help are all made from that table.
+ * the options part of --help are all made from that table.  --help's
+ * printer and texts are in env_help.c; the rules between options, which
+ * env_parse() applies last, in env_check.c.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernel/budget.h"
 #include "env.h"
+#include "env_impl.h"
 #include "bpf/kmemsnoop.h"
 #include "kernel/sources.h"
 
@@ -33,34 +35,7 @@
 #define MAX_TOP 10000
 #define MAX_HIST_KEYS (1 << 20)
 
-/* The help's layout: option names, then their text from this column. */
-#define HELP_WIDTH 80
-#define HELP_COLUMN 25
-
 /* --- values --------------------------------------------------------------- */
-
-struct parse {
-	struct env *env;
-	char *err;
-	size_t err_size;
-	bool max_ptrs_set;
-	bool max_stacks_set;
-	bool events_set;
-	/* perf kmem's rule: -s and -l go to the table (--caller or --alloc)
-	 * and the allocator (--slab or --page) named last before them. */
-	int seq, caller_seq, alloc_seq, slab_seq, page_seq;
-	bool stat_option; /* one of the options above */
-};
-
-__attribute__((format(printf, 2, 3))) static bool bad(struct parse *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(p->err, p->err_size, fmt, ap);
-	va_end(ap);
-	return false;
-}
 
 static bool parse_u64(const char *s, uint64_t *out)
 {
@@ -427,42 +402,15 @@ static bool opt_none(struct parse *p, const char *arg)
 }
 
 /* --- the table --------------------------------------------------------------- */
-
-enum opt_group {
-	GROUP_FILTER, GROUP_OUTPUT, GROUP_ALLOCINFO, GROUP_HIST, GROUP_STAT, GROUP_EXPORT,
-	GROUP_CONTROL
-};
-
-static const char *const group_titles[] = {
-	[GROUP_FILTER] = "Filters (applied in the kernel, before anything is recorded):",
-	[GROUP_OUTPUT] = "Output:",
-	[GROUP_ALLOCINFO] = "Allocation profile (/proc/allocinfo for any kernel):",
-	[GROUP_HIST] = "Histograms (counted in the kernel, nothing sent per event):",
-	[GROUP_STAT] = "Statistics (perf kmem stat's tables, and object lifetimes):",
-	[GROUP_EXPORT] = "Metrics endpoint (Prometheus):",
-	[GROUP_CONTROL] = "Control:",
-};
-
 /* Long-only options get a getopt value above every character. */
 #define LONG_ONLY(n) (0x100 + (n))
 
 /* A bool of struct env that an option sets to true; 0: none. */
 #define FLAG(field) (offsetof(struct env, field) + 1)
 
-struct opt_spec {
-	const char *name;
-	int key;            /* the short option's letter, or LONG_ONLY(n) */
-	int has_arg;        /* getopt_long's no/required/optional_argument */
-	const char *value;  /* what --help shows after the name: "=PID", "[=total]" */
-	enum opt_group group;
-	const char *help;
-	bool (*parse)(struct parse *p, const char *arg); /* its value, if any */
-	size_t flag;        /* FLAG(field): set when the option is given */
-};
-
 enum { KEY_HELP = 'h', KEY_VERSION = 'V' };
 
-static const struct opt_spec options[] = {
+const struct opt_spec env_options[] = {
 	{ "pid", 'p', required_argument, "=PID", GROUP_FILTER,
 	  "only process PID (all its threads), and the processes it forks after the trace "
 	  "starts; ends when they are gone", opt_pid, 0 },
@@ -627,142 +575,19 @@ static const struct opt_spec options[] = {
 	{ "version", KEY_VERSION, no_argument, "", GROUP_CONTROL, "print the version", opt_none, 0 },
 };
 
-#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+#define NOPTIONS (sizeof(env_options) / sizeof(env_options[0]))
 
-static const char usage_head[] =
-	"Usage: kmemsnoop [OPTION...]\n"
-	"       kmemsnoop --allocinfo[=total] [OPTION...] [INTERVAL [COUNT]]\n"
-	"       kmemsnoop --hist[=req] [OPTION...] [INTERVAL [COUNT]]\n"
-	"       kmemsnoop --stat [--caller] [--alloc] [OPTION...] [INTERVAL [COUNT]]\n"
-	"       kmemsnoop -i DIR --stat [--caller] [--alloc] [OPTION...]\n"
-	"Trace the kernel's memory allocations and frees (kmalloc, slab caches, pages,\n"
-	"vmalloc, percpu) with BPF, printed as ftrace-style text or written as kmemtrace\n"
-	"binary files; or, with --allocinfo, add them up per call site in the kernel and\n"
-	"print them in the format of the kernel's /proc/allocinfo; or, with --hist, count\n"
-	"them by size in the kernel and show histograms every second, live on a terminal.\n";
-
-static const char usage_tail[] =
-	"Text output (stdout) is one line per event, like the kernel's kmem trace events,\n"
-	"with real (unhashed) pointers. A summary of events written and lost goes to stderr.\n"
-	"\n"
-	"Needs root, or CAP_BPF and CAP_PERFMON (CAP_SYSLOG too where the kernel hides\n"
-	"/proc/kallsyms' addresses; CAP_SYS_ADMIN for the page frames of the stream),\n"
-	"and a kernel with BTF\n"
-	"(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF=y); kernels 5.10 and later.\n"
-	"What older kernels lack (kmemsnoop says so when it starts): before 6.1,\n"
-	"kmem_cache_alloc lines have no name= and --hist-by cache counts slab\n"
-	"allocations by object size, \"(cache size N)\" (the event does not say which\n"
-	"cache); before 5.12, kmem_cache_free lines have no name= either, and an -o\n"
-	"record traced in an interrupt during another may repeat its sequence number\n"
-	"(no BPF atomic fetch-add); before 5.19, percpu_alloc_percpu lines have no\n"
-	"call_site=, bytes_alloc= or gfp_flags= (the event's fields then), and the bytes\n"
-	"are counted as size x possible CPUs.\n"
-	"vmalloc areas are traced through fentry/fexit: where the kernel refuses it,\n"
-	"through its vmap_area tracepoints (6.2+: the area's size with its guard page,\n"
-	"the call site from a kernel stack), and not at all before 6.2; where a\n"
-	"trampoline takes fewer than nine arguments (x86-64 before 6.6, arm64 at eight),\n"
-	"through __vmalloc_node only, which direct callers of the vmalloc core bypass,\n"
-	"as do vmalloc() and vzalloc() where the compiler inlined it into them (Debian's\n"
-	"5.10). Slab objects allocated or freed\n"
-	"in bulk (kmem_cache_alloc_bulk, kmem_cache_free_bulk, kfree_bulk), and those\n"
-	"kfree_rcu() puts in a cache's RCU sheaf (6.18+), are traced through\n"
-	"fentry/fexit only: not seen where the kernel refuses it or, as arm64\n"
-	"before 6.0, has no trampolines. kmemsnoop says so at start.\n"
-	"--hist counts successful allocations by size; frees are counted but not sized\n"
-	"(kfree does not say how much it frees; kfree(NULL) is not counted). Failed\n"
-	"allocations, allocations whose key did not fit in the key table (untracked) and\n"
-	"events the kernel skipped machine-wide (missed: an allocation in an interrupt\n"
-	"while the same program ran) are counted and shown.\n"
-	"\n"
-	"Exit status: 0 success, 1 runtime error, 2 bad usage.\n"
-	"\n"
-	"Examples:\n"
-	"  kmemsnoop                     # every allocation on the machine\n"
-	"  kmemsnoop -p 1234 -e kmalloc  # kmalloc/kfree made by process 1234\n"
-	"  kmemsnoop -o /tmp/trace -d 10 # ten seconds of binary trace\n"
-	"  kmemsnoop -i /tmp/trace       # print it\n"
-	"  kmemsnoop --allocinfo 5       # outstanding memory per call site, every 5 s\n"
-	"  kmemsnoop --allocinfo -d 10 | sort -g | tail | numfmt --to=iec\n"
-	"  kmemsnoop --allocinfo --stacks --folded -d 10 > out.folded\n"
-	"  kmemsnoop --allocinfo --stacks --pprof heap.pb.gz -d 10  # go tool pprof heap.pb.gz\n"
-	"  kmemsnoop --hist              # live histograms on a terminal\n"
-	"  kmemsnoop --hist-by cache 5 3 # per-cache histograms, every 5 s, 3 times\n"
-	"  kmemsnoop --hist --allocinfo -d 60 > out  # both, from one trace\n"
-	"  kmemsnoop --listen 9100       # Prometheus endpoint at 127.0.0.1:9100/metrics\n"
-	"  kmemsnoop --stat --caller -l 20 -p 1234   # perf kmem stat, live\n"
-	"  kmemsnoop -i /tmp/trace --stat --alloc -s ptr\n";
-
-/* --- --help ------------------------------------------------------------------- */
-
-/* "  -p, --pid=PID" or "      --min-size=BYTES". */
-static int format_names(const struct opt_spec *o, char *buf, size_t size)
-{
-	bool has_short = o->key > 0 && o->key < 0x100;
-
-	return snprintf(buf, size, "  %c%c%c --%s%s", has_short ? '-' : ' ',
-			has_short ? o->key : ' ', has_short ? ',' : ' ', o->name, o->value);
-}
-
-/* text, word-wrapped from HELP_COLUMN to HELP_WIDTH; the first line
- * continues what is already printed (col characters). */
-static void print_wrapped(FILE *out, const char *text, int col)
-{
-	while (*text) {
-		int room = HELP_WIDTH - HELP_COLUMN - 1, len = (int)strlen(text);
-
-		if (col > HELP_COLUMN - 1) {
-			fputc('\n', out);
-			col = 0;
-		}
-		fprintf(out, "%*s", HELP_COLUMN - col, "");
-		if (len > room) {
-			len = room;
-			while (len > 0 && text[len] != ' ')
-				len--;
-			if (!len)
-				len = room;
-		}
-		while (len > 1 && text[len - 1] == ' ')
-			len--;
-		fprintf(out, "%.*s\n", len, text);
-		text += len;
-		while (*text == ' ')
-			text++;
-		col = 0;
-	}
-}
-
-void env_print_help(FILE *out)
-{
-	char names[64];
-
-	fputs(usage_head, out);
-	for (int g = GROUP_FILTER; g <= GROUP_CONTROL; g++) {
-		fprintf(out, "\n%s\n", group_titles[g]);
-		for (size_t i = 0; i < NOPTIONS; i++) {
-			int col;
-
-			if (options[i].group != (enum opt_group)g)
-				continue;
-			col = format_names(&options[i], names, sizeof(names));
-
-			fputs(names, out);
-			print_wrapped(out, options[i].help, col);
-		}
-	}
-	fputc('\n', out);
-	fputs(usage_tail, out);
-}
+const size_t env_noptions = NOPTIONS;
 
 size_t env_option_names(const char **names, size_t max)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < NOPTIONS; i++) {
-		if (!options[i].parse)
+		if (!env_options[i].parse)
 			continue; /* a second help entry of the option before */
 		if (n < max)
-			names[n] = options[i].name;
+			names[n] = env_options[i].name;
 		n++;
 	}
 	return n;
@@ -772,8 +597,9 @@ const char *env_duplicate_key(void)
 {
 	for (size_t i = 0; i < NOPTIONS; i++)
 		for (size_t j = i + 1; j < NOPTIONS; j++)
-			if (options[i].parse && options[j].parse && options[i].key == options[j].key)
-				return options[j].name;
+			if (env_options[i].parse && env_options[j].parse &&
+			    env_options[i].key == env_options[j].key)
+				return env_options[j].name;
 	return NULL;
 }
 
@@ -787,7 +613,7 @@ static void getopt_tables(struct option *longs, char *shorts)
 
 	*s++ = ':'; /* a missing value returns ':' */
 	for (size_t i = 0; i < NOPTIONS; i++) {
-		const struct opt_spec *o = &options[i];
+		const struct opt_spec *o = &env_options[i];
 
 		if (!o->parse)
 			continue;
@@ -805,8 +631,8 @@ static void getopt_tables(struct option *longs, char *shorts)
 static const struct opt_spec *find_option(int key)
 {
 	for (size_t i = 0; i < NOPTIONS; i++)
-		if (options[i].parse && options[i].key == key)
-			return &options[i];
+		if (env_options[i].parse && env_options[i].key == key)
+			return &env_options[i];
 	return NULL;
 }
 
@@ -831,110 +657,6 @@ static bool bad_option(struct parse *p, int key, const char *word)
 	if (optopt > 0 && optopt < 0x100)
 		return bad(p, "unknown option '-%c'", optopt);
 	return bad(p, "unknown option '%s'", word);
-}
-
-/* Options that only mean something with --allocinfo. */
-static bool check_allocinfo_options(struct parse *p)
-{
-	const struct env *env = p->env;
-	const char *opt = env->ai_stacks ? "--stacks" : env->ai_folded ? "--folded" :
-			  env->vmlinux ? "--vmlinux" : env->pprof ? "--pprof" :
-			  p->max_ptrs_set && !env_stat_in_bpf(env) ? "--max-ptrs" :
-			  p->max_stacks_set ? "--max-stacks" : NULL;
-
-	if (!env->allocinfo)
-		return !opt || bad(p, "%s needs --allocinfo%s", opt,
-				   p->max_ptrs_set ? " (or --stat counting in BPF maps)" : "");
-	if (env->output_dir || env->input_dir)
-		return bad(p, "--allocinfo cannot be used with -o or -i");
-	if (env->ring_size_set)
-		return bad(p, "-b sizes the stream's ring buffers: --allocinfo has none");
-	if (env->ai_folded && !env->ai_stacks)
-		return bad(p, "--folded needs --stacks");
-	if (env->ai_total && p->max_ptrs_set)
-		return bad(p, "--max-ptrs: --allocinfo=total tracks no pointers");
-	return true;
-}
-
-/* --listen is a mode of its own: it counts what --hist and --allocinfo do. */
-static bool check_listen_options(struct parse *p)
-{
-	const struct env *env = p->env;
-
-	if (!env->listen)
-		return true;
-	if (env->hist || env->allocinfo)
-		return bad(p, "--listen counts what --hist and --allocinfo do: use it alone");
-	if (env->output_dir || env->input_dir)
-		return bad(p, "--listen cannot be used with -o or -i");
-	if (env->ring_size_set)
-		return bad(p, "--listen has no ring buffer: -b does not apply");
-	return true;
-}
-
-/* Options that only mean something with --hist. */
-static bool check_hist_options(struct parse *p)
-{
-	const struct env *env = p->env;
-
-	if (!env->hist && env->listen)
-		return true;
-	if (!env->hist)
-		return !(env->top_set || env->hist_keys) ||
-		       bad(p, "--top and --hist-keys go with --hist, --hist-by or --listen");
-	if (env->output_dir || env->input_dir)
-		return bad(p, "--hist cannot be used with -o or -i");
-	if (env->ring_size_set)
-		return bad(p, "--hist has no ring buffer: -b does not apply");
-	return true;
-}
-
-/* Options that only mean something with --stat. */
-static bool check_stat_options(struct parse *p)
-{
-	const struct env *env = p->env;
-
-	if (!env->stat)
-		return !p->stat_option ||
-		       bad(p, "--caller, --alloc, --slab, --page, -s and -l go with --stat");
-	if (env->output_dir)
-		return bad(p, "--stat cannot be used with -o: record with -o, then -i DIR --stat");
-	if (env->hist || env->allocinfo)
-		return bad(p, "--stat cannot be used with --hist or --allocinfo");
-	if (env->input_dir && env->interval_given)
-		return bad(p, "-i --stat reads a recording: no INTERVAL");
-	if (env->input_dir && env->stat_stream)
-		return bad(p, "--stat-stream is for tracing: -i reads every event anyway");
-	if (env->ring_size_set && env_stat_in_bpf(env))
-		return bad(p, "-b sizes the stream's ring buffers: this --stat counts in BPF maps "
-			      "(--stat-stream streams)");
-	return true;
-}
-
-bool env_stat_in_bpf(const struct env *env)
-{
-	return env->stat && !env->input_dir && !env->stat_stream && !env->stat_opts.alloc &&
-	       !env->stat_opts.page && !(env->events & EV_PAGE);
-}
-
-static bool check_combination(struct parse *p)
-{
-	const struct env *env = p->env;
-
-	if (env->min_size > env->max_size)
-		return bad(p, "--min-size is larger than --max-size");
-	if (env->input_dir && env->output_dir)
-		return bad(p, "-i and -o cannot be used together");
-	if (env->json && env->output_dir)
-		return bad(p, "--json is text output: not with -o");
-	if (env->json && (env->live || env->listen))
-		return bad(p, "--json is for printed output: not with --live or --listen");
-	if (env->input_dir && env->cgroup)
-		return bad(p, "--cgroup filters tracing, not -i");
-	if (env->input_dir && env->nice_given)
-		return bad(p, "--nice is for tracing, not for -i");
-	return check_listen_options(p) && check_allocinfo_options(p) && check_hist_options(p) &&
-	       check_stat_options(p);
 }
 
 /* [INTERVAL [COUNT]] after the options of an aggregating mode. */
@@ -1023,5 +745,5 @@ enum env_status env_parse(int argc, char **argv, struct env *env, char *err, siz
 	if (!parse_positionals(&p, argc - optind, argv + optind))
 		return ENV_USAGE;
 	complete(&p);
-	return check_combination(&p) ? ENV_RUN : ENV_USAGE;
+	return env_check_combination(&p) ? ENV_RUN : ENV_USAGE;
 }

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The session: see session.h.  Everything here is the same for every
- * mode; what differs between modes is behind struct mode_ops.
+ * mode; what differs between modes is behind struct mode_ops.  This file
+ * finds the kernel, creates the modes, chooses, loads and attaches the
+ * programs; the read-only data set between open and load is in
+ * session_configure.c, the run loop and the finish in session_run.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/vfs.h>
@@ -24,27 +26,11 @@
 #include "kernel/fentry.h"
 #include "kernel/memcg.h"
 #include "kernel/memfit.h"
-#include "kernel/pfn.h"
-#include "names/alloctag.h"
 #include "names/ksyms.h"
-#include "util/clock.h"
 #include "env.h"
 #include "kmemsnoop.skel.h"
 #include "session.h"
-#include "names/textranges.h"
-#include "names/vmcallers.h"
-
-#define POLL_MS 100
-#define SIZE_FILTER_ENTRIES (256 * 1024)
-
-/* Set by SIGINT/SIGTERM: a signal handler can only reach a global. */
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
+#include "session_impl.h"
 
 static bool verbose_libbpf;
 
@@ -86,19 +72,6 @@ struct ksyms *session_ksyms(struct session *s)
 }
 
 /* --- session_new: the kernel ------------------------------------------------ */
-
-/* Whether bulk objects are read through bpf_loop() (the fel_ programs,
- * built with atomic fetch-add, which every such kernel should have). */
-static bool bulk_loops(const struct kernel_features *kf)
-{
-	return kf->bpf_loop && kf->atomic_fetch;
-}
-
-/* The objects a bulk call hands over at most. */
-static int bulk_max(const struct kernel_features *kf)
-{
-	return bulk_loops(kf) ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX;
-}
 
 /* Whether src's objects are read through bpf_loop() (its fel_ program). */
 static bool source_loops(const struct session *s, enum kmt_source src)
@@ -144,7 +117,7 @@ int session_new(struct session *s, const struct env *env)
 {
 	/* SA_RESTART: a signal must not cut a write to the output short;
 	 * epoll_wait and sleeps still return early, so the loop sees it. */
-	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	struct sigaction sa = { .sa_handler = session_on_signal, .sa_flags = SA_RESTART };
 	char why[256];
 
 	memset(s, 0, sizeof(*s));
@@ -402,197 +375,6 @@ static bool drop_functions(struct session *s)
 	return dropped;
 }
 
-/*
- * Page frame numbers need vmemmap's address, and the node of a slab
- * object the linear map's: measured once before load.
- */
-static void calibrate_pages(struct session *s)
-{
-	char why[256];
-	struct pfn_calib *c;
-
-	if (!s->wants.pfns && !s->wants.linear_map)
-		return;
-	c = pfn_calib_open(s->vmlinux, why, sizeof(why));
-	if (!c || pfn_calib_vmemmap(c, &s->vmemmap_base, why, sizeof(why))) {
-		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): %s\n", why,
-			s->wants.pfns ? "pfn= shows 0xffffffffffffffff" :
-					"the nodes that served slab objects are not known");
-		pfn_calib_close(c);
-		return;
-	}
-	if (s->env->verbose)
-		fprintf(stderr, "kmemsnoop: struct page array at 0x%llx\n", s->vmemmap_base);
-	if (s->wants.linear_map && pfn_calib_linear(c, &s->linear_map, why, sizeof(why))) {
-		fprintf(stderr, "kmemsnoop: cannot find the kernel's linear map (%s): the nodes "
-				"that served slab objects are not known\n", why);
-		s->linear_map = 0;
-	} else if (s->wants.linear_map && s->env->verbose) {
-		fprintf(stderr, "kmemsnoop: linear map at 0x%llx\n", s->linear_map);
-	}
-	pfn_calib_close(c);
-}
-
-/* Large kmallocs, whose page allocation is not counted again (large.bpf.h). */
-static void configure_large(struct session *s)
-{
-	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
-	unsigned long long over = s->kf.kmalloc_large_over;
-	__u32 order = 0;
-
-	if (!over)
-		return; /* the BPF side's defaults match nothing */
-	while (((unsigned long long)ro->page_size << order) <= over)
-		order++;
-	ro->large_kmalloc_over = over;
-	ro->large_min_order = order;
-}
-
-/* Fills table with the functions select() names, from text_ranges[first]
- * on; returns the next free range. */
-static int text_table(struct session *s, enum kmt_text_table table, int first, int max,
-		      bool (*select)(const char *name), const char *what)
-{
-	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
-	int functions, left_out, n;
-
-	n = textranges_of(session_ksyms(s), select, (struct kmt_text_range *)ro->text_ranges + first,
-			  max, &functions, &left_out);
-	ro->text_first[table] = first;
-	ro->text_end[table] = first + n;
-	if (left_out)
-		fprintf(stderr, "kmemsnoop: %d of the %d %s functions do not fit in %d ranges: call "
-				"sites found in their stacks may name them\n",
-			left_out, functions, what, max);
-	if (s->env->verbose)
-		fprintf(stderr, "kmemsnoop: %d %s functions (%d ranges) stepped over in call sites\n",
-			functions, what, n);
-	return first + n;
-}
-
-/*
- * The text a call site taken from a kernel stack steps over
- * (stacksite.bpf.h), only where such a stack is taken: the vmalloc API's
- * for vfree and the vmap_area tracepoints, the allocators' for the
- * stream's pages under --stat --page (its tables' call sites; the other
- * modes' streams keep the event's 0, as the kernel's trace has none).
- */
-static void configure_text_ranges(struct session *s)
-{
-	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
-	int next = 0;
-
-	if (session_source_wanted(s, SRC_VFREE) || session_source_wanted(s, SRC_VFREE_ATOMIC) ||
-	    session_source_wanted(s, SRC_ALLOC_VMAP_AREA) ||
-	    session_source_wanted(s, SRC_FREE_VMAP_AREA_NOFLUSH))
-		next = text_table(s, KMT_TEXT_VMALLOC, next, KMT_VM_RANGES, vmcallers_is_api,
-				  "vmalloc");
-	if (s->env->stat && s->env->stat_opts.page && session_source_wanted(s, SRC_MM_PAGE_ALLOC)) {
-		ro->stream_page_sites = true;
-		text_table(s, KMT_TEXT_PAGE_ALLOC, next, KMT_PAGE_ALLOC_RANGES,
-			   alloctag_is_allocator, "allocator");
-	}
-}
-
-/* Whether func returns bool (kmem_cache_alloc_bulk since 7.x) rather than a count. */
-static bool returns_bool(const struct btf *btf, const char *func)
-{
-	int id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
-	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
-
-	t = t ? btf__type_by_id(btf, t->type) : NULL; /* the prototype */
-	t = t ? btf__type_by_id(btf, t->type) : NULL; /* its return type */
-	while (t && btf_is_typedef(t))
-		t = btf__type_by_id(btf, t->type);
-	return t && btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_BOOL);
-}
-
-/*
- * The text of the functions whose caller is the call site of the objects
- * of bulk_text's rows (bulk_call_site()): the bulk functions chosen, and
- * for a kfree_rcu() into a sheaf the function kfree_rcu() calls.  NULL:
- * the row's function.
- */
-static const struct {
-	enum kmt_source row;
-	const char *caller_of;
-} bulk_text_rows[] = {
-	{ SRC_CACHE_ALLOC_BULK, NULL },
-	{ SRC_CACHE_FREE_BULK, NULL },
-	{ SRC_KFREE_RCU_SHEAF, "kvfree_call_rcu" },
-};
-
-static void configure_bulk(struct session *s)
-{
-	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
-	const int nrows = sizeof(bulk_text_rows) / sizeof(bulk_text_rows[0]);
-	bool any = false;
-
-	_Static_assert(sizeof(bulk_text_rows) / sizeof(bulk_text_rows[0]) ==
-			       sizeof(ro->bulk_text) / sizeof(ro->bulk_text[0]),
-		       "a bulk_text range per row");
-	for (int i = 0; i < nrows; i++)
-		any |= session_source_wanted(s, bulk_text_rows[i].row);
-	if (!any)
-		return;
-	ro->kernel_text.start = ksyms_addr_of(session_ksyms(s), "_stext");
-	ro->kernel_text.end = ksyms_addr_of(session_ksyms(s), "_etext");
-	if (session_source_wanted(s, SRC_CACHE_ALLOC_BULK))
-		ro->bulk_alloc_all_or_none = returns_bool(s->vmlinux, s->funcs[SRC_CACHE_ALLOC_BULK]);
-
-	for (int i = 0; i < nrows; i++) {
-		enum kmt_source row = bulk_text_rows[i].row;
-		const char *func = bulk_text_rows[i].caller_of ? bulk_text_rows[i].caller_of :
-								 s->funcs[row];
-		const struct ksym *sym;
-		unsigned long long addr;
-
-		if (!session_source_wanted(s, row))
-			continue;
-		addr = ksyms_addr_of(session_ksyms(s), func);
-		sym = addr ? ksyms_find(session_ksyms(s), addr) : NULL;
-		if (!sym || !sym->size)
-			continue; /* call sites stay 0 */
-		ro->bulk_text[i].start = sym->addr;
-		ro->bulk_text[i].end = sym->addr + sym->size;
-		if (s->env->verbose)
-			fprintf(stderr, "kmemsnoop: %s at 0x%llx, %llu bytes: its caller is the "
-					"call site\n", func, sym->addr, sym->size);
-	}
-}
-
-/* What every mode shares: the filters and the kernel's layouts. */
-static void configure_common(struct session *s)
-{
-	const struct env *env = s->env;
-	struct kmemsnoop_bpf__rodata *ro = s->skel->rodata;
-
-	ro->self_tgid = getpid();
-	ro->filter_pid = env->pid != 0;
-	ro->filter_tid = env->tid != 0;
-	ro->target_tid = env->tid;
-	ro->filter_cpu = env->cpu >= 0;
-	ro->target_cpu = env->cpu;
-	ro->filter_comm = env->comm[0] != 0;
-	ro->filter_cgroup = s->cgroup_fd >= 0;
-	memcpy((char *)ro->target_comm, env->comm, sizeof(env->comm));
-	ro->filter_size = env->size_filter;
-	ro->min_size = env->min_size;
-	ro->max_size = env->max_size;
-	ro->sized_frees = env->size_filter && s->wants.sized_frees;
-	ro->page_size = sysconf(_SC_PAGESIZE);
-	ro->kmalloc_args = s->kf.kmalloc_args;
-	ro->cache_alloc_args = s->kf.cache_alloc_args;
-	ro->cache_free_args = s->kf.cache_free_args;
-	ro->percpu_args = s->kf.percpu_args;
-	ro->possible_cpus = s->ncpus;
-	ro->vmemmap_base = s->vmemmap_base;
-	configure_large(s);
-	configure_text_ranges(s);
-	configure_bulk(s);
-	if (ro->sized_frees)
-		bpf_map__set_max_entries(s->skel->maps.sized_ptrs, SIZE_FILTER_ENTRIES);
-}
 
 static int add_target(struct session *s)
 {
@@ -629,7 +411,7 @@ static int attach_all(struct session *s)
 	return 0;
 }
 
-static void detach_all(struct session *s)
+void session_detach_all(struct session *s)
 {
 	for (int src = 0; src < SRC_COUNT; src++) {
 		bpf_link__destroy(s->links[src]);
@@ -639,7 +421,7 @@ static void detach_all(struct session *s)
 
 static void unload(struct session *s)
 {
-	detach_all(s);
+	session_detach_all(s);
 	kmemsnoop_bpf__destroy(s->skel);
 	s->skel = NULL;
 }
@@ -651,7 +433,7 @@ static int load_and_attach(struct session *s)
 	s->skel = kmemsnoop_bpf__open();
 	if (!s->skel)
 		return session_fail(s, "opening the BPF object: %s", strerror(errno));
-	configure_common(s);
+	session_configure(s);
 	for (int i = 0; i < s->nmodes; i++)
 		s->modes[i]->ops->configure(s->modes[i], s->skel);
 	if (choose_programs(s))
@@ -768,7 +550,7 @@ int session_setup(struct session *s)
 	if (open_cgroup(s) || create_modes(s))
 		return -1;
 	choose_functions(s);
-	calibrate_pages(s);
+	session_calibrate_pages(s);
 	if (load_with_fallback(s))
 		return -1;
 	announce_tracing(s);
@@ -778,7 +560,7 @@ int session_setup(struct session *s)
 	return 0;
 }
 
-/* --- session_run: one loop for every mode ------------------------------------ */
+/* --- the programs' counters, read when the run ends (session_run.c) --------- */
 
 unsigned long long session_missed(const struct session *s)
 {
@@ -796,189 +578,9 @@ unsigned long long session_missed(const struct session *s)
 	return misses;
 }
 
-/* The kernel releases a pid when its process is reaped, after the frees
- * of its exit; the BPF side forgets the process only when its task is
- * freed, which RCU can put off for many seconds. */
-static bool process_reaped(__u32 tgid)
-{
-	return kill((pid_t)tgid, 0) && errno == ESRCH;
-}
-
-static bool traced_processes_gone(const struct session *s)
-{
-	int fd = bpf_map__fd(s->skel->maps.traced_tgids);
-	__u32 key, next, left = bpf_map__max_entries(s->skel->maps.traced_tgids);
-	const __u32 *prev = NULL;
-
-	if (!s->env->pid)
-		return false;
-	/* A key deleted under the walk restarts it: bound the steps. */
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!left--)
-			return false;
-		if (!process_reaped(next))
-			return false;
-		key = next;
-		prev = &key;
-	}
-	return errno == ENOENT;
-}
-
-/* The mode that waits for the loop (rings, keys), if any. */
-static struct mode *waiting_mode(const struct session *s)
-{
-	for (int i = 0; i < s->nmodes; i++)
-		if (s->modes[i]->ops->wait)
-			return s->modes[i];
-	return NULL;
-}
-
-static int sleep_ms(int ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL); /* a signal ends it early: the loop looks */
-	return MODE_OK;
-}
-
-/* Milliseconds to wait: until the next tick or the deadline, at most POLL_MS. */
-static int wait_ms(const struct session *s, double now, double deadline)
-{
-	double until = deadline, left_ms;
-
-	for (int i = 0; i < s->nmodes; i++)
-		if (s->modes[i]->interval && (!until || s->modes[i]->next < until))
-			until = s->modes[i]->next;
-	if (!until)
-		return POLL_MS;
-	/* Clamped as a double: INTERVAL may be far beyond INT_MAX ms. */
-	left_ms = (until - now) * 1000;
-	return left_ms <= 0 ? 0 : left_ms >= POLL_MS ? POLL_MS : (int)left_ms + 1;
-}
-
-/*
- * Ticks the modes whose interval has come.  MODE_OK, MODE_END (a reader
- * went away), 1 + MODE_END when every ticking mode has done COUNT ticks,
- * or -1.
- */
-enum { TICKS_COUNTED = MODE_END + 1 };
-
-static int tick_due(struct session *s, double now)
-{
-	unsigned long count = s->env->count;
-	bool ticking = false, all_counted = true;
-
-	for (int i = 0; i < s->nmodes; i++) {
-		struct mode *m = s->modes[i];
-		int ret;
-
-		if (!m->interval)
-			continue;
-		ticking = true;
-		if (now >= m->next) {
-			ret = m->ops->tick(m);
-			if (ret)
-				return ret;
-			m->ticks++;
-			/* After a stall (suspend, SIGSTOP), no burst of catch-up ticks. */
-			m->next = m->next + m->interval > now ? m->next + m->interval :
-								now + m->interval;
-		}
-		if (!count || m->ticks < count)
-			all_counted = false;
-	}
-	return ticking && all_counted ? TICKS_COUNTED : MODE_OK;
-}
-
-static int loop(struct session *s)
-{
-	struct mode *waiter = waiting_mode(s);
-	double start = now_seconds();
-	double deadline = s->env->duration ? start + s->env->duration : 0;
-	int ret = MODE_OK;
-
-	for (int i = 0; i < s->nmodes; i++)
-		s->modes[i]->next = start + s->modes[i]->interval;
-	while (!stop_requested) {
-		double now = now_seconds();
-		int ms = wait_ms(s, now, deadline);
-
-		ret = waiter ? waiter->ops->wait(waiter, ms) : sleep_ms(ms);
-		if (ret)
-			break;
-		now = now_seconds();
-		if (stop_requested || (deadline && now >= deadline))
-			break;
-		if (traced_processes_gone(s)) {
-			s->target_gone = true;
-			break;
-		}
-		ret = tick_due(s, now);
-		if (ret)
-			break;
-	}
-	if (ret < 0)
-		return -1;
-	/* After COUNT ticks the last tick was the last output. */
-	s->counted_out = ret == TICKS_COUNTED;
-	return 0;
-}
-
-/* -v with kernel.bpf_stats_enabled=1: what each program cost per run
- * (the kernel counts runs and time only while that is on). */
-static void print_program_costs(const struct session *s)
-{
-	struct bpf_program *prog;
-
-	if (!s->env->verbose)
-		return;
-	bpf_object__for_each_program(prog, s->skel->obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
-			continue;
-		fprintf(stderr, "kmemsnoop: %s: %llu runs, %.0f ns per run (bpf_stats)\n",
-			bpf_program__name(prog), (unsigned long long)info.run_cnt,
-			(double)info.run_time_ns / (double)info.run_cnt);
-	}
-}
-
-/* Detach first: the modes' last reading then has everything.  Every mode
- * closes its output even after a failure; the first failure is kept. */
-static int finish(struct session *s, int ret)
-{
-	char first[sizeof(s->err)];
-
-	memcpy(first, s->err, sizeof(first));
-	detach_all(s);
-	print_program_costs(s);
-	for (int i = 0; i < s->nmodes; i++) {
-		if (!s->modes[i]->ops->finish(s->modes[i], !s->counted_out) || ret)
-			continue;
-		memcpy(first, s->err, sizeof(first));
-		ret = -1;
-	}
-	if (s->skel->bss->bulk_unseen)
-		fprintf(stderr, "kmemsnoop: %llu objects of bulk allocations and frees were not "
-				"seen: past the first %d of their call\n",
-			(unsigned long long)s->skel->bss->bulk_unseen,
-			bulk_max(&s->kf));
-	if (s->target_gone)
-		fprintf(stderr, "kmemsnoop: process %d and its children have exited\n", s->env->pid);
-	memcpy(s->err, first, sizeof(first));
-	return ret;
-}
-
-int session_run(struct session *s)
-{
-	return finish(s, loop(s));
-}
-
 void session_free(struct session *s)
 {
-	detach_all(s);
+	session_detach_all(s);
 	for (int i = 0; i < s->nmodes; i++)
 		s->modes[i]->ops->destroy(s->modes[i]);
 	s->nmodes = 0;

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The options taken together, once each is valid alone (its handler,
+ * env.c): those that go only with a mode, those that exclude each other.
+ * env_parse() ends with env_check_combination(), after the defaults that
+ * depend on what was given.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bpf/kmemsnoop.h"
+#include "env.h"
+#include "env_impl.h"
+
+/* Options that only mean something with --allocinfo. */
+static bool check_allocinfo_options(struct parse *p)
+{
+	const struct env *env = p->env;
+	const char *opt = env->ai_stacks ? "--stacks" : env->ai_folded ? "--folded" :
+			  env->vmlinux ? "--vmlinux" : env->pprof ? "--pprof" :
+			  p->max_ptrs_set && !env_stat_in_bpf(env) ? "--max-ptrs" :
+			  p->max_stacks_set ? "--max-stacks" : NULL;
+
+	if (!env->allocinfo)
+		return !opt || bad(p, "%s needs --allocinfo%s", opt,
+				   p->max_ptrs_set ? " (or --stat counting in BPF maps)" : "");
+	if (env->output_dir || env->input_dir)
+		return bad(p, "--allocinfo cannot be used with -o or -i");
+	if (env->ring_size_set)
+		return bad(p, "-b sizes the stream's ring buffers: --allocinfo has none");
+	if (env->ai_folded && !env->ai_stacks)
+		return bad(p, "--folded needs --stacks");
+	if (env->ai_total && p->max_ptrs_set)
+		return bad(p, "--max-ptrs: --allocinfo=total tracks no pointers");
+	return true;
+}
+
+/* --listen is a mode of its own: it counts what --hist and --allocinfo do. */
+static bool check_listen_options(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (!env->listen)
+		return true;
+	if (env->hist || env->allocinfo)
+		return bad(p, "--listen counts what --hist and --allocinfo do: use it alone");
+	if (env->output_dir || env->input_dir)
+		return bad(p, "--listen cannot be used with -o or -i");
+	if (env->ring_size_set)
+		return bad(p, "--listen has no ring buffer: -b does not apply");
+	return true;
+}
+
+/* Options that only mean something with --hist. */
+static bool check_hist_options(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (!env->hist && env->listen)
+		return true;
+	if (!env->hist)
+		return !(env->top_set || env->hist_keys) ||
+		       bad(p, "--top and --hist-keys go with --hist, --hist-by or --listen");
+	if (env->output_dir || env->input_dir)
+		return bad(p, "--hist cannot be used with -o or -i");
+	if (env->ring_size_set)
+		return bad(p, "--hist has no ring buffer: -b does not apply");
+	return true;
+}
+
+/* Options that only mean something with --stat. */
+static bool check_stat_options(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (!env->stat)
+		return !p->stat_option ||
+		       bad(p, "--caller, --alloc, --slab, --page, -s and -l go with --stat");
+	if (env->output_dir)
+		return bad(p, "--stat cannot be used with -o: record with -o, then -i DIR --stat");
+	if (env->hist || env->allocinfo)
+		return bad(p, "--stat cannot be used with --hist or --allocinfo");
+	if (env->input_dir && env->interval_given)
+		return bad(p, "-i --stat reads a recording: no INTERVAL");
+	if (env->input_dir && env->stat_stream)
+		return bad(p, "--stat-stream is for tracing: -i reads every event anyway");
+	if (env->ring_size_set && env_stat_in_bpf(env))
+		return bad(p, "-b sizes the stream's ring buffers: this --stat counts in BPF maps "
+			      "(--stat-stream streams)");
+	return true;
+}
+
+bool env_stat_in_bpf(const struct env *env)
+{
+	return env->stat && !env->input_dir && !env->stat_stream && !env->stat_opts.alloc &&
+	       !env->stat_opts.page && !(env->events & EV_PAGE);
+}
+
+bool env_check_combination(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (env->min_size > env->max_size)
+		return bad(p, "--min-size is larger than --max-size");
+	if (env->input_dir && env->output_dir)
+		return bad(p, "-i and -o cannot be used together");
+	if (env->json && env->output_dir)
+		return bad(p, "--json is text output: not with -o");
+	if (env->json && (env->live || env->listen))
+		return bad(p, "--json is for printed output: not with --live or --listen");
+	if (env->input_dir && env->cgroup)
+		return bad(p, "--cgroup filters tracing, not -i");
+	if (env->input_dir && env->nice_given)
+		return bad(p, "--nice is for tracing, not for -i");
+	return check_listen_options(p) && check_allocinfo_options(p) && check_hist_options(p) &&
+	       check_stat_options(p);
+}
