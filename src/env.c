@@ -16,10 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/budget.h"
 #include "env.h"
 #include "env_impl.h"
 #include "bpf/kmemsnoop.h"
+#include "hist/histfmt.h"
+#include "kernel/budget.h"
 #include "kernel/sources.h"
 
 #define DEFAULT_NICE -10
@@ -270,13 +271,8 @@ static bool opt_hist(struct parse *p, const char *arg)
 
 static bool opt_hist_by(struct parse *p, const char *arg)
 {
-	static const char *const names[KMT_BY_COUNT] = {
-		[KMT_BY_CACHE] = "cache", [KMT_BY_CALLSITE] = "callsite", [KMT_BY_COMM] = "comm",
-		[KMT_BY_CGROUP] = "cgroup", [KMT_BY_EVENT] = "event", [KMT_BY_ORDER] = "order",
-	};
-
 	for (int i = KMT_BY_NONE + 1; i < KMT_BY_COUNT; i++) {
-		if (!strcmp(arg, names[i])) {
+		if (!strcmp(arg, hist_keys[i].name)) {
 			p->env->hist_by = i;
 			return true;
 		}
