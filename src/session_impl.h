@@ -15,10 +15,10 @@
 #include "kernel/kernel_features.h"
 #include "session.h"
 
-/* Inline: session_new's -v line (session.c) and finish's count of the
- * objects not seen (session_run.c) both name bulk_max(). */
 /* Whether bulk objects are read through bpf_loop() (the fel_ programs,
- * built with atomic fetch-add, which every such kernel should have). */
+ * built with atomic fetch-add, which every such kernel should have).
+ * Here because session_new's -v line (session.c) and finish's count of
+ * the objects not seen (session_run.c) both name bulk_max(). */
 static inline bool bulk_loops(const struct kernel_features *kf)
 {
 	return kf->bpf_loop && kf->atomic_fetch;
