@@ -97,9 +97,9 @@ ifeq ($(LIBBPF_VERSION),)
 MISSING += libbpf (check out the submodule: git submodule update --init, or install libbpf-dev)
 endif
 LIBBPF_FROM := system libbpf $(LIBBPF_VERSION)
-LIBBPF_INC := $(shell $(PKG_CONFIG) --variable=includedir libbpf)
-LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf)
-LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf)
+LIBBPF_INC := $(shell $(PKG_CONFIG) --variable=includedir libbpf 2>/dev/null)
+LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
+LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null)
 LIBBPF_DEP :=
 endif
 
@@ -136,9 +136,15 @@ CURSES_PC ?= ncursesw
 CURSES_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags $(CURSES_PC) 2>/dev/null)
 CURSES_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs $(CURSES_PC) 2>/dev/null),-lncursesw -ltinfo)
 
-# --- libmicrohttpd (the --listen endpoint) --------------------------------------
-MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS := $(or $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null),-lmicrohttpd) -lpthread
+# --- libevent's evhttp (the --listen endpoint) -----------------------------------
+# The HTTP server of every build, the static ones too: evhttp is in
+# libevent_extra, built on libevent_core; neither needs TLS, and Debian's
+# libevent-dev ships both as .a files.  Extra before core: the order a
+# static link needs.
+HTTPD_PC := libevent_extra libevent_core
+HTTPD_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(HTTPD_PC) 2>/dev/null)
+HTTPD_LIBS := $(or $(shell $(PKG_CONFIG) --libs $(HTTPD_PC) 2>/dev/null),-levent_extra -levent_core) \
+	-lpthread
 
 # --- protobuf-c (the --pprof profiles) ------------------------------------------------
 # src/allocinfo/pprof.proto becomes C at build time (protoc-c), in $(OUTPUT).
@@ -171,10 +177,10 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 
 # The sources, found by folder (docs/ARCHITECTURE.md): the top (main, the
 # options, the session), the shared layers, then one folder per mode.
-# httpd_none.c and pprof_none.c stand in for httpd.c and pprof.c where a
-# static build has no library for them.
+# pprof_none.c stands in for pprof.c where a static build has no library
+# for it.
 SRC_DIRS := util kernel names recording stream stat hist allocinfo exporter
-STAND_INS := src/exporter/httpd_none.c src/allocinfo/pprof_none.c
+STAND_INS := src/allocinfo/pprof_none.c
 APP_SRCS := src/kmemsnoop.c src/env.c src/env_help.c src/env_check.c src/session.c src/session_configure.c src/session_run.c \
 	$(filter-out $(STAND_INS),$(foreach d,$(SRC_DIRS),$(sort $(wildcard src/$(d)/*.c))))
 LIB_SRCS := $(filter-out src/kmemsnoop.c,$(APP_SRCS))
@@ -193,7 +199,7 @@ all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture t
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) \
-		$(MHD_LIBS) $(PROTOBUF_LIBS) -lm -o $@
+		$(HTTPD_LIBS) $(PROTOBUF_LIBS) -lm -o $@
 
 # The BPF objects, each with its bpftool-generated skeleton: the main one,
 # and the small one that calibrates page frame numbers.
@@ -216,7 +222,7 @@ $(OUTPUT)/util/version.o: $(VERSION_H)
 .PHONY: FORCE
 FORCE:
 
-$(OUTPUT)/exporter/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
+$(OUTPUT)/exporter/httpd.o: USER_CFLAGS += $(HTTPD_CFLAGS)
 
 $(PB_SRC) $(PB_HDR) &: src/allocinfo/pprof.proto | $(OUTPUT)
 	$(PROTOC_C) --proto_path=src/allocinfo --c_out=$(OUTPUT) $<
@@ -250,7 +256,7 @@ $(OUTPUT)/bpftool/bootstrap/bpftool:
 
 tests/unit/unit_tests: $(UNIT_SRCS) $(LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP) $(PB_HDR)
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(PROTOBUF_CFLAGS) -Itests/unit $(UNIT_SRCS) \
-		$(LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) \
+		$(LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(HTTPD_LIBS) \
 		$(PROTOBUF_LIBS) -lm -o $@
 
 # Executables at fixed addresses for the source line tests: one with DWARF
@@ -281,10 +287,11 @@ $(TEST_BIN)/workload: tests/workload.c
 
 # The same objects linked with -static, checked to need no shared library:
 # this binary runs in the test VMs' initramfs and on machines without libbpf.
-# Without the HTTP server of --listen: Debian's libmicrohttpd needs GnuTLS,
-# whose p11-kit has no static library (httpd_none.c says so at run time).
-# --pprof: libprotobuf-c.a if there is one, else pprof_none.c.
-STATIC_OBJS := $(filter-out $(OUTPUT)/exporter/httpd.o,$(APP_OBJS)) $(OUTPUT)/exporter/httpd_none.o
+# The HTTP server of --listen: libevent's archives (HTTPD_PC, as the
+# dynamic build).  --pprof: libprotobuf-c.a if there is one, else
+# pprof_none.c.
+STATIC_OBJS := $(APP_OBJS)
+HTTPD_STATIC_LIBS := $(or $(call STATIC_PC_LIBS,$(HTTPD_PC)),-levent_extra -levent_core)
 ifeq ($(PROTOBUF_A),)
 STATIC_OBJS := $(filter-out $(OUTPUT)/allocinfo/pprof.o $(OUTPUT)/pprof.pb-c.o,$(STATIC_OBJS)) \
 	$(OUTPUT)/allocinfo/pprof_none.o
@@ -292,7 +299,8 @@ endif
 
 $(STATIC_KMEMSNOOP): $(STATIC_OBJS) $(LIBBPF_DEP)
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -static $(STATIC_OBJS) $(PROTOBUF_A) $(STATIC_LIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) -static $(STATIC_OBJS) $(PROTOBUF_A) $(HTTPD_STATIC_LIBS) $(STATIC_LIBS) \
+		-o $@
 	@if $(READELF) -d $@ | grep -q NEEDED; then \
 		echo "kmemsnoop: $@ still needs shared libraries:" >&2; $(READELF) -d $@ | grep NEEDED >&2; \
 		rm -f $@; exit 1; fi
@@ -452,7 +460,7 @@ $(SAN_OUT)/%.o: src/%.c $(HDRS) $(SKELETONS)
 
 $(SAN_OUT)/hist/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
 $(SAN_OUT)/util/version.o: $(VERSION_H)
-$(SAN_OUT)/exporter/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
+$(SAN_OUT)/exporter/httpd.o: USER_CFLAGS += $(HTTPD_CFLAGS)
 $(SAN_OUT)/allocinfo/pprof.o: $(PB_HDR)
 $(SAN_OUT)/allocinfo/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
 
@@ -462,7 +470,7 @@ $(SAN_OUT)/pprof.pb-c.o: $(PB_SRC) $(PB_HDR)
 
 $(SAN_OUT)/kmemsnoop: $(SAN_OBJS) $(LIBBPF_DEP)
 	$(SAN_CC) $(SAN_CFLAGS) $(LDFLAGS) $(SAN_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz \
-		$(CURSES_LIBS) $(MHD_LIBS) $(PROTOBUF_LIBS) -lm -o $@
+		$(CURSES_LIBS) $(HTTPD_LIBS) $(PROTOBUF_LIBS) -lm -o $@
 
 # In tests/unit like the plain one: the unit tests find their fixtures one up.
 SAN_UNIT := tests/unit/unit_tests-sanitize
@@ -470,7 +478,7 @@ SAN_UNIT := tests/unit/unit_tests-sanitize
 $(SAN_UNIT): $(UNIT_SRCS) $(SAN_LIB_OBJS) $(wildcard tests/unit/*.h) $(LIBBPF_DEP) $(PB_HDR)
 	$(SAN_CC) $(SAN_CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) $(PROTOBUF_CFLAGS) -Itests/unit \
 		$(UNIT_SRCS) $(SAN_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) \
-		$(MHD_LIBS) $(PROTOBUF_LIBS) -lm -o $@
+		$(HTTPD_LIBS) $(PROTOBUF_LIBS) -lm -o $@
 
 sanitize: $(SAN_OUT)/kmemsnoop $(SAN_UNIT) tests/dwarf_fixture tests/nodwarf_fixture tests/workload
 	SAN_KMEMSNOOP=$(abspath $(SAN_OUT)/kmemsnoop) SAN_UNIT=$(abspath $(SAN_UNIT)) \
@@ -507,7 +515,7 @@ $(FUZZ_OUT)/%.o: src/%.c $(HDRS) $(SKELETONS)
 
 $(FUZZ_OUT)/hist/live.o: USER_CFLAGS += $(CURSES_CFLAGS)
 $(FUZZ_OUT)/util/version.o: $(VERSION_H)
-$(FUZZ_OUT)/exporter/httpd.o: USER_CFLAGS += $(MHD_CFLAGS)
+$(FUZZ_OUT)/exporter/httpd.o: USER_CFLAGS += $(HTTPD_CFLAGS)
 $(FUZZ_OUT)/allocinfo/pprof.o: $(PB_HDR)
 $(FUZZ_OUT)/allocinfo/pprof.o: USER_CFLAGS += $(PROTOBUF_CFLAGS)
 
@@ -517,7 +525,7 @@ $(FUZZ_OUT)/pprof.pb-c.o: $(PB_SRC) $(PB_HDR)
 
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(LIBBPF_DEP)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(USER_CFLAGS) $(LIBBPF_CFLAGS) $< \
-		$(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(MHD_LIBS) \
+		$(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) $(HTTPD_LIBS) \
 		$(PROTOBUF_LIBS) -lm -o $@
 
 fuzz: $(FUZZ_BINS)

@@ -8,12 +8,12 @@ set -eu
 
 # To build and run: compilers, libbpf and bpftool, libelf/zlib (libbpf's own
 # needs), libdw (DWARF file:line tags of --allocinfo), ncurses (the --hist
-# live view), libmicrohttpd (--listen), protobuf-c (--pprof: the runtime,
+# live view), libevent (--listen: evhttp), protobuf-c (--pprof: the runtime,
 # and protoc-c, which turns src/allocinfo/pprof.proto into C at build
 # time).  The -dev packages also ship the .a files make static links; libdw's
 # static link needs libbz2's (libbz2-dev, which libdw-dev does not pull in).
 build="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev
-       zlib1g-dev libbz2-dev libncurses-dev libmicrohttpd-dev libprotobuf-c-dev
+       zlib1g-dev libbz2-dev libncurses-dev libevent-dev libprotobuf-c-dev
        protobuf-c-compiler"
 
 # To test, on top of that: make fuzz: clang's libFuzzer runtime

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The HTTP server of --listen: libmicrohttpd serving GET and HEAD from its
- * own thread (httpd.c); a build without it (the static one: Debian's
- * libmicrohttpd needs GnuTLS, which has no static library) links
- * httpd_none.c, whose httpd_start says so.
+ * The HTTP server of --listen: libevent's evhttp serving GET and HEAD from
+ * a thread of its own (httpd.c), in every build, the static ones included
+ * (libevent_core.a and libevent_extra.a need no TLS).
  */
 #ifndef KMEMSNOOP_HTTPD_H
 #define KMEMSNOOP_HTTPD_H

@@ -1,23 +1,36 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# --listen: the Prometheus endpoint, scraped by a real Prometheus server.
-#   exporter.errors      a port in use and a bad address: one line, exit 1
-#   exporter.promtool    /metrics passes promtool check metrics; OpenMetrics
-#                        (asked for by Accept) ends with "# EOF"
+# --listen: the Prometheus endpoint, scraped directly (bash's /dev/tcp: no
+# HTTP client needed) and by a real Prometheus server where there is one.
+#   exporter.docs        docs/PROMETHEUS.md's alert rules pass promtool check
+#                        rules, its scrape configuration promtool check config
+#   exporter.errors      while one kmemsnoop serves a port, another one given
+#                        it, and one given a bad address: one line, exit 1
+#   exporter.http        / (200), another path (404), POST (405) and HEAD
+#                        /metrics (its length, no body): status, Content-Type
+#                        and body as they have always been
+#   exporter.format      /metrics in the text format (0.0.4) and, when the
+#                        Accept header asks for it, in OpenMetrics (which ends
+#                        with "# EOF"): each with its Content-Type, every line
+#                        a HELP, TYPE or sample of a declared family, samples
+#                        grouped by family (an awk check of our own)
+#   exporter.promtool    the text format passes promtool check metrics
 #   exporter.up          Prometheus (127.0.0.1, scraping every second) sees
 #                        the target up
 #   exporter.callsite    a workload (under a name of its own, -c) sends
-#                        COUNT SysV messages of SIZE bytes, twice:
-#                        Prometheus's load_msg series reaches COUNT, then
-#                        2 x COUNT, and its rate was above 0
+#                        COUNT SysV messages of SIZE bytes, twice: the
+#                        load_msg series of /metrics reaches COUNT, then
+#                        2 x COUNT
+#   exporter.prometheus  Prometheus's load_msg series went the same way, and
+#                        its rate was above 0
 #   exporter.histogram   the kmalloc size histogram's bucket of the
 #                        messages' size class holds their allocations,
 #                        the bucket below it none of them
-#   exporter.docs        docs/PROMETHEUS.md's alert rules pass promtool check
-#                        rules, its scrape configuration promtool check config
 #   exporter.top         with --top 2, two call sites and "other": no more
 #                        series
+#   exporter.ipv6        that kmemsnoop serves on [::1] (where the loopback
+#                        has it)
 #   exporter.cgroup      with --top 3, after the machine's busiest cgroups
 #                        took the series (a few scrapes), a workload moved
 #                        into a fresh cgroup v2 directory sends CG_COUNT
@@ -26,36 +39,131 @@
 #                        which counts (at least) them, and there are still
 #                        at most 3 series and "other"
 #
-# vmtest: host only: HTTP and Prometheus are user space, and not in the VMs.
+# vmtest: every VM: the static binary serves there as everywhere (each
+# kernel and architecture); the VMs have no prometheus, promtool or curl,
+# so exporter.docs, .promtool, .up and .prometheus SKIP there, saying so,
+# and the rest read what the VM's kmemsnoop served.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200
 COUNT=30
 CG_COUNT=3000
-TESTS=(exporter.errors exporter.promtool exporter.up exporter.callsite exporter.histogram
-	exporter.top exporter.docs exporter.cgroup)
+TESTS=(exporter.docs exporter.errors exporter.http exporter.format exporter.promtool exporter.up
+	exporter.callsite exporter.prometheus exporter.histogram exporter.top exporter.ipv6
+	exporter.cgroup)
 
 require_root
 require_kmemsnoop
 require_workload
 
-for tool in curl prometheus promtool python3; do
-	command -v $tool >/dev/null || skip_all "$tool is not installed (apt-get install prometheus curl)"
+# Prometheus's parts need prometheus, promtool, curl (its HTTP API) and
+# python3 (reading the API's JSON); what is missing is said in their SKIP.
+PROM_MISSING=
+for tool in prometheus promtool curl python3; do
+	command -v $tool >/dev/null || PROM_MISSING="$PROM_MISSING $tool"
 done
+PROM_WHY="not installed:$PROM_MISSING (apt-get install prometheus curl python3)"
 
+# The loopback: the test VMs' initramfs leaves it down (no 127.0.0.1).
+if [ -r /sys/class/net/lo/flags ] && [ $(($(cat /sys/class/net/lo/flags) & 1)) = 0 ]; then
+	ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null
+	echo "# exporter: the loopback was down: brought it up"
+fi
+
+# port_listening PORT: a TCP socket listens on PORT (IPv4 or IPv6).
+port_listening() {
+	awk -v h="$(printf '%04X' "$1")" '$4 == "0A" { split($2, a, ":"); if (a[2] == h) f = 1 }
+		END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# free_port: a port nothing listens on now.
 free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# serving ID: wait for kmemsnoop's "serving metrics" line (after "Tracing").
-serving() {
-	local end=$((SECONDS + 10))
-	until grep -q 'serving metrics at' "$(ks_err "$1")" || [ $SECONDS -ge $end ]; do
-		sleep 0.05
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 30000))
+		port_listening "$p" || break
 	done
+	echo "$p"
 }
 
-# query EXPR: the value of the first sample of an instant query ("" if none).
+# http OUT METHOD HOST PORT PATH [HEADER...]: one request (HTTP/1.1,
+# Connection: close) through bash's /dev/tcp; the response's status line
+# and headers (CRs taken off) in OUT.head, its body byte for byte in
+# OUT.body.  Status 1 when no status line came back.
+http() {
+	local out=$1 method=$2 host=$3 port=$4 path=$5 h line n=0 LC_ALL=C
+	shift 5
+	: >"$out.head"
+	: >"$out.body"
+	# shellcheck disable=SC2094
+	(
+		{
+			printf '%s %s HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n' \
+				"$method" "$path" "$host" "$port"
+			for h in "$@"; do printf '%s\r\n' "$h"; done
+			printf '\r\n'
+		} >&3
+		timeout 10 cat <&3
+	) 2>/dev/null 3<>"/dev/tcp/$host/$port" >"$out.raw"
+	while IFS= read -r line; do
+		n=$((n + ${#line} + 1))
+		line=${line%$'\r'}
+		[ -z "$line" ] && break
+		echo "$line" >>"$out.head"
+	done <"$out.raw"
+	tail -c +$((n + 1)) "$out.raw" >"$out.body"
+	grep -q '^HTTP/1\.[01] [0-9][0-9][0-9]' "$out.head"
+}
+
+# http_status OUT: the status code of the response in OUT.head.
+http_status() {
+	awk 'NR == 1 { print $2 }' "$1.head"
+}
+
+# http_header OUT NAME: the value of the header NAME (any case) in OUT.head.
+http_header() {
+	awk -v n="$2" 'NR > 1 { i = index($0, ":") } NR > 1 && tolower(substr($0, 1, i - 1)) == tolower(n) {
+		v = substr($0, i + 1); sub(/^[ \t]*/, "", v); print v; exit }' "$1.head"
+}
+
+# scrape OUT [HEADER...]: GET /metrics from kmemsnoop at $KHOST:$KPORT
+# into OUT.body; status 1 unless it answered 200.
+scrape() {
+	local out=$1
+	shift
+	http "$out" GET "${KHOST:-127.0.0.1}" "$KPORT" /metrics "$@" && [ "$(http_status "$out")" = 200 ]
+}
+
+# sample FILE SERIES: the value of the sample SERIES (name{labels} as
+# printed) in the exposition FILE ("" when it has none).  The value is the
+# last field: label values may hold blanks.
+sample() {
+	awk -v s="$2" '{ v = $NF; k = substr($0, 1, length($0) - length(v) - 1) } k == s { print v; exit }' "$1"
+}
+
+# sample_sum FILE PREFIX: the sum of the samples whose line starts with
+# PREFIX ("" when none).
+sample_sum() {
+	awk -v p="$2" 'index($0, p) == 1 { s += $NF; n++ } END { if (n) printf "%.0f\n", s }' "$1"
+}
+
+# wait_scraped PREFIX WANT SECONDS: scrapes (into $WORK/poll) until the
+# samples starting with PREFIX add up to WANT; prints the last sum.
+wait_scraped() {
+	local end=$((SECONDS + $3)) v
+	while :; do
+		v=
+		scrape "$WORK/poll" && v=$(sample_sum "$WORK/poll.body" "$1")
+		[ "$v" = "$2" ] && break
+		[ $SECONDS -ge $end ] && break
+		nap 0.3
+	done
+	echo "$v"
+	[ "$v" = "$2" ]
+}
+
+# query EXPR: Prometheus's value of the first sample of an instant query
+# ("" if none).
 query() {
 	curl -s --max-time 5 --get --data-urlencode "query=$1" \
 		"http://127.0.0.1:$PPORT/api/v1/query" |
@@ -77,56 +185,168 @@ wait_query() {
 	[ "$v" = "$2" ]
 }
 
+# exposition_problems FILE text|openmetrics: the first problems of an
+# exposition, one per line (none: it is well formed as far as this looks).
+# Every line a "# HELP name ...", "# TYPE name type" or a sample
+# name{label="value",...} VALUE whose name is a declared family's (or it
+# with _total, _bucket, _sum, _count, _created or _info after it); a
+# family's TYPE once, before its samples, and its samples together; no
+# empty line; OpenMetrics: "# EOF" last, the text format: no "# EOF".
+exposition_problems() {
+	awk -v om="$([ "$2" = openmetrics ] && echo 1 || echo 0)" '
+	function bad(why) { if (nbad++ < 5) print "line " NR ": " why ": " substr($0, 1, 120) }
+	function family(name,   base, n, i, sfx) {
+		if (name in type) return name
+		n = split("_total _bucket _sum _count _created _info", sfx, " ")
+		for (i = 1; i <= n; i++) {
+			if (length(name) > length(sfx[i]) && substr(name, length(name) - length(sfx[i]) + 1) == sfx[i]) {
+				base = substr(name, 1, length(name) - length(sfx[i]))
+				if (base in type) return base
+			}
+		}
+		return ""
+	}
+	# labels(s): s starts after "{"; what follows the "}" (or -1 when malformed).
+	function labels(s,   c) {
+		while (1) {
+			if (substr(s, 1, 1) == "}") return substr(s, 2)
+			if (!match(s, /^[a-zA-Z_][a-zA-Z0-9_]*="/)) return -1
+			s = substr(s, RLENGTH + 1)
+			while (1) {
+				c = substr(s, 1, 1)
+				if (c == "") return -1
+				if (c == "\\") { s = substr(s, 3); continue }
+				s = substr(s, 2)
+				if (c == "\"") break
+			}
+			if (substr(s, 1, 1) == ",") s = substr(s, 2)
+			else if (substr(s, 1, 1) != "}") return -1
+		}
+	}
+	{ lines++ }
+	eof { bad("a line after # EOF"); next }
+	$0 == "# EOF" { if (!om) bad("# EOF in the text format"); eof = 1; next }
+	$0 == "" { bad("an empty line"); next }
+	/^# HELP / { next }
+	/^# TYPE / {
+		if (NF != 4 || $3 !~ /^[a-zA-Z_:][a-zA-Z0-9_:]*$/) { bad("a malformed TYPE"); next }
+		if ($3 in type) bad("a second TYPE for " $3)
+		if ($4 !~ /^(counter|gauge|histogram|summary|untyped|unknown|info|stateset|gaugehistogram)$/) bad("an unknown type")
+		type[$3] = $4
+		next
+	}
+	/^#/ { bad("a comment that is neither HELP nor TYPE"); next }
+	{
+		if (!match($0, /^[a-zA-Z_:][a-zA-Z0-9_:]*/)) { bad("no metric name"); next }
+		name = substr($0, 1, RLENGTH)
+		rest = substr($0, RLENGTH + 1)
+		if (substr(rest, 1, 1) == "{") rest = labels(substr(rest, 2))
+		if (rest == -1) { bad("malformed labels"); next }
+		if (rest !~ /^ [-+]?([0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?|NaN|Inf)( -?[0-9]+(\.[0-9]+)?)?$/) { bad("a malformed value"); next }
+		f = family(name)
+		if (f == "") { bad("a sample of no declared family"); next }
+		if (f != last && (f in done)) bad("samples of " f " apart")
+		if (last != "" && last != f) done[last] = 1
+		last = f
+		samples++
+	}
+	END {
+		if (om && !eof) bad("no # EOF at the end")
+		if (!samples) print "no sample at all (" lines + 0 " lines)"
+	}' "$1"
+}
+
 # --- docs/PROMETHEUS.md: its YAML blocks, the scrape configuration first ----
-awk '/^```yaml$/ { n++; in_yaml = 1; next } /^```$/ { in_yaml = 0 }
-	in_yaml && n == 1 { print > c } in_yaml && n == 2 { print > r }' \
-	c="$WORK/doc-scrape.yml" r="$WORK/doc-rules.yml" "$TOP/docs/PROMETHEUS.md"
-{ echo 'rule_files: [doc-rules.yml]'; cat "$WORK/doc-scrape.yml"; } >"$WORK/doc-config.yml"
-promtool check rules "$WORK/doc-rules.yml" >"$WORK/rules.out" 2>&1 &&
-	promtool check config "$WORK/doc-config.yml" >>"$WORK/rules.out" 2>&1 &&
-	grep -q 'SUCCESS: 2 rules found' "$WORK/rules.out"
-check $? exporter.docs "promtool on docs/PROMETHEUS.md: $(tr '\n' ' ' <"$WORK/rules.out" | head -c 300)"
+if ! command -v promtool >/dev/null; then
+	skip exporter.docs "promtool is not installed (apt-get install prometheus)"
+else
+	awk '/^```yaml$/ { n++; in_yaml = 1; next } /^```$/ { in_yaml = 0 }
+		in_yaml && n == 1 { print > c } in_yaml && n == 2 { print > r }' \
+		c="$WORK/doc-scrape.yml" r="$WORK/doc-rules.yml" "$TOP/docs/PROMETHEUS.md"
+	{ echo 'rule_files: [doc-rules.yml]'; cat "$WORK/doc-scrape.yml"; } >"$WORK/doc-config.yml"
+	promtool check rules "$WORK/doc-rules.yml" >"$WORK/rules.out" 2>&1 &&
+		promtool check config "$WORK/doc-config.yml" >>"$WORK/rules.out" 2>&1 &&
+		grep -q 'SUCCESS: 2 rules found' "$WORK/rules.out"
+	check $? exporter.docs "promtool on docs/PROMETHEUS.md: $(tr '\n' ' ' <"$WORK/rules.out" | head -c 300)"
+fi
 
-# --- errors ------------------------------------------------------------------
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
-print(s.getsockname()[1], flush=True); time.sleep(30)' >"$WORK/busy.port" &
-BG_PIDS+=($!)
-end=$((SECONDS + 10))
-until [ -s "$WORK/busy.port" ] || [ $SECONDS -ge $end ]; do sleep 0.05; done
-busy=$(cat "$WORK/busy.port")
-"$KMEMSNOOP" --listen "$busy" -d 1 >/dev/null 2>"$WORK/busy.err"
-rc1=$?
-"$KMEMSNOOP" --listen "no.such.host.invalid:$busy" -d 1 >/dev/null 2>"$WORK/bad.err"
-rc2=$?
-[ $rc1 = 1 ] && [ $rc2 = 1 ] && [ "$(wc -l <"$WORK/busy.err")" = 1 ] &&
-	grep -q "^kmemsnoop: cannot listen on 127.0.0.1:$busy: Address already in use$" "$WORK/busy.err" &&
-	[ "$(wc -l <"$WORK/bad.err")" = 1 ] && grep -q "^kmemsnoop: .*bad address" "$WORK/bad.err"
-check $? exporter.errors "port in use: status $rc1, '$(head -c 200 "$WORK/busy.err")'; bad address: status $rc2, '$(head -c 200 "$WORK/bad.err")'"
-
-# --- the endpoint, scraped by Prometheus -------------------------------------
+# --- the endpoint --------------------------------------------------------------
 # The workload under a name of its own: -c sees it and nothing else.
+KTESTS=(exporter.errors exporter.http exporter.format exporter.promtool exporter.up
+	exporter.callsite exporter.prometheus exporter.histogram)
 cp "$WORKLOAD" "$WORK/kmsx-wl" || skip_all "cannot copy the workload"
 KPORT=$(free_port)
-PPORT=$(free_port)
 if ! ks_start k --listen "$KPORT" -c kmsx-wl -e kmalloc; then
-	fail_rest "${TESTS[@]:1:4}" "$(ks_start_fail_why k)"
+	fail_rest "${KTESTS[@]}" "$(ks_start_fail_why k)"
+elif ! wait_for "$(ks_err k)" 'serving metrics at' 10; then
+	fail_rest "${KTESTS[@]}" "no 'serving metrics at' line: $(head -c 300 "$(ks_err k)" | tr '\n' ' ')"
+	ks_stop k
 else
-	serving k
-	url="http://127.0.0.1:$KPORT/metrics"
-	curl -s --max-time 10 "$url" >"$WORK/metrics.txt"
-	curl -s --max-time 10 -D "$WORK/om.head" \
-		-H 'Accept: application/openmetrics-text; version=1.0.0' "$url" >"$WORK/metrics.om"
-	promtool check metrics <"$WORK/metrics.txt" >"$WORK/promtool.out" 2>&1
-	rc=$?
-	[ $rc = 0 ] && grep -q '^kmemsnoop_build_info{version="[^"]*"} 1$' "$WORK/metrics.txt" &&
-		[ "$(tail -n 1 "$WORK/metrics.om")" = "# EOF" ] &&
-		grep -qi '^content-type: application/openmetrics-text' "$WORK/om.head" &&
-		grep -q '^# TYPE kmemsnoop_allocations counter$' "$WORK/metrics.om"
-	check $? exporter.promtool "promtool: status $rc: $(head -c 300 "$WORK/promtool.out" | tr '\n' ' '); OpenMetrics ends with '$(tail -n 1 "$WORK/metrics.om")'"
+	# A port in use (by k) and an address that does not resolve: each
+	# ends the run before any BPF, in one line, with status 1.
+	"$KMEMSNOOP" --listen "$KPORT" -d 1 >/dev/null 2>"$WORK/busy.err"
+	rc1=$?
+	"$KMEMSNOOP" --listen "no.such.host.invalid:$KPORT" -d 1 >/dev/null 2>"$WORK/bad.err"
+	rc2=$?
+	[ $rc1 = 1 ] && [ $rc2 = 1 ] && [ "$(wc -l <"$WORK/busy.err")" = 1 ] &&
+		grep -q "^kmemsnoop: cannot listen on 127.0.0.1:$KPORT: Address already in use$" "$WORK/busy.err" &&
+		[ "$(wc -l <"$WORK/bad.err")" = 1 ] && grep -q "^kmemsnoop: .*bad address" "$WORK/bad.err"
+	check $? exporter.errors "port in use: status $rc1, '$(head -c 200 "$WORK/busy.err")'; bad address: status $rc2, '$(head -c 200 "$WORK/bad.err")'"
 
-	mkdir -p "$WORK/tsdb"
-	cat >"$WORK/prometheus.yml" <<CONF
+	# What is not a scrape, and HEAD.
+	plain='text/plain; charset=utf-8'
+	text_type='text/plain; version=0.0.4; charset=utf-8'
+	om_type='application/openmetrics-text; version=1.0.0; charset=utf-8'
+	why=
+	http "$WORK/root" GET 127.0.0.1 "$KPORT" / &&
+		[ "$(http_status "$WORK/root")" = 200 ] && [ "$(http_header "$WORK/root" content-type)" = "$plain" ] &&
+		[ "$(cat "$WORK/root.body")" = "kmemsnoop: metrics at /metrics" ] || why="$why GET /: $(head -n 1 "$WORK/root.head"), '$(head -c 80 "$WORK/root.body")';"
+	http "$WORK/none" GET 127.0.0.1 "$KPORT" /nothing &&
+		[ "$(http_status "$WORK/none")" = 404 ] && [ "$(http_header "$WORK/none" content-type)" = "$plain" ] &&
+		[ "$(cat "$WORK/none.body")" = "not found: metrics at /metrics" ] || why="$why GET /nothing: $(head -n 1 "$WORK/none.head"), '$(head -c 80 "$WORK/none.body")';"
+	http "$WORK/post" POST 127.0.0.1 "$KPORT" /metrics 'Content-Length: 0' &&
+		[ "$(http_status "$WORK/post")" = 405 ] && [ "$(http_header "$WORK/post" content-type)" = "$plain" ] &&
+		[ "$(cat "$WORK/post.body")" = "only GET and HEAD" ] || why="$why POST: $(head -n 1 "$WORK/post.head"), '$(head -c 80 "$WORK/post.body")';"
+	http "$WORK/head" HEAD 127.0.0.1 "$KPORT" /metrics &&
+		[ "$(http_status "$WORK/head")" = 200 ] && [ "$(http_header "$WORK/head" content-type)" = "$text_type" ] &&
+		[ "$(http_header "$WORK/head" content-length)" -gt 0 ] 2>/dev/null && [ ! -s "$WORK/head.body" ] ||
+		why="$why HEAD /metrics: $(tr '\n' ' ' <"$WORK/head.head"), $(wc -c <"$WORK/head.body") bytes of body;"
+	[ -z "$why" ]
+	check $? exporter.http "${why% ;}"
+
+	# /metrics in both formats.
+	scrape "$WORK/text"
+	st1=$?
+	scrape "$WORK/om" 'Accept: application/openmetrics-text; version=1.0.0'
+	st2=$?
+	exposition_problems "$WORK/text.body" text >"$WORK/text.problems"
+	exposition_problems "$WORK/om.body" openmetrics >"$WORK/om.problems"
+	[ $st1 = 0 ] && [ $st2 = 0 ] && [ ! -s "$WORK/text.problems" ] && [ ! -s "$WORK/om.problems" ] &&
+		[ "$(http_header "$WORK/text" content-type)" = "$text_type" ] &&
+		[ "$(http_header "$WORK/om" content-type)" = "$om_type" ] &&
+		[ "$(http_header "$WORK/text" content-length)" = "$(wc -c <"$WORK/text.body")" ] &&
+		grep -q '^kmemsnoop_build_info{version="[^"]*"} 1$' "$WORK/text.body" &&
+		[ "$(tail -n 1 "$WORK/om.body")" = "# EOF" ] &&
+		grep -q '^# TYPE kmemsnoop_allocations counter$' "$WORK/om.body" &&
+		grep -q '^# TYPE kmemsnoop_allocations_total counter$' "$WORK/text.body"
+	check $? exporter.format "text: $(head -n 1 "$WORK/text.head"), $(http_header "$WORK/text" content-type), $(wc -c <"$WORK/text.body") bytes: $(first_lines 3 <"$WORK/text.problems"); OpenMetrics: $(head -n 1 "$WORK/om.head"), $(http_header "$WORK/om" content-type), ends with '$(tail -n 1 "$WORK/om.body")': $(first_lines 3 <"$WORK/om.problems")"
+
+	if ! command -v promtool >/dev/null; then
+		skip exporter.promtool "promtool is not installed (apt-get install prometheus)"
+	else
+		promtool check metrics <"$WORK/text.body" >"$WORK/promtool.out" 2>&1
+		rc=$?
+		[ $rc = 0 ] && [ -s "$WORK/text.body" ]
+		check $? exporter.promtool "promtool: status $rc: $(head -c 300 "$WORK/promtool.out" | tr '\n' ' ')"
+	fi
+
+	PROM=0
+	if [ -n "$PROM_MISSING" ]; then
+		skip exporter.up "$PROM_WHY"
+	else
+		PPORT=$(free_port)
+		mkdir -p "$WORK/tsdb"
+		cat >"$WORK/prometheus.yml" <<CONF
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
@@ -135,32 +355,48 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$KPORT']
 CONF
-	prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-		--web.listen-address="127.0.0.1:$PPORT" >"$WORK/prometheus.log" 2>&1 &
-	BG_PIDS+=($!)
-	got=$(wait_query 'up{job="kmemsnoop"}' 1 40)
-	check $? exporter.up "up{job=\"kmemsnoop\"} is '$got' after 40 s (want 1): $(tail -n 3 "$WORK/prometheus.log" | tr '\n' ' ')"
+		prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+			--web.listen-address="127.0.0.1:$PPORT" >"$WORK/prometheus.log" 2>&1 &
+		BG_PIDS+=($!)
+		got=$(wait_query 'up{job="kmemsnoop"}' 1 40)
+		check $? exporter.up "up{job=\"kmemsnoop\"} is '$got' after 40 s (want 1): $(tail -n 3 "$WORK/prometheus.log" | tr '\n' ' ')" &&
+			PROM=1
+	fi
 
 	# Two batches of COUNT messages: the series is born with the first,
-	# Prometheus sees it grow with the second.
+	# grows with the second.
+	prefix='kmemsnoop_callsite_allocations_total{callsite="load_msg'
 	site='kmemsnoop_callsite_allocations_total{callsite=~"load_msg.*"}'
 	"$WORK/kmsx-wl" msg "$SIZE" "$COUNT" >/dev/null 2>&1
-	got1=$(wait_query "sum($site)" "$COUNT" 20)
+	got1=$(wait_scraped "$prefix" "$COUNT" 20)
 	st1=$?
+	[ $PROM = 1 ] && { pgot1=$(wait_query "sum($site)" "$COUNT" 20); pst1=$?; }
 	"$WORK/kmsx-wl" msg "$SIZE" "$COUNT" >/dev/null 2>&1
-	got2=$(wait_query "sum($site)" "$((2 * COUNT))" 20)
+	got2=$(wait_scraped "$prefix" "$((2 * COUNT))" 20)
 	st2=$?
-	end=$((SECONDS + 10))
-	while :; do
-		rate=$(query "sum(rate(${site}[10s]))")
-		awk -v r="$rate" 'BEGIN { exit !(r + 0 > 0) }' || [ $SECONDS -ge $end ] || {
-			sleep 0.5
-			continue
-		}
-		break
-	done
-	[ $st1 = 0 ] && [ $st2 = 0 ] && awk -v r="$rate" 'BEGIN { exit !(r + 0 > 0) }'
-	check $? exporter.callsite "load_msg's series: '$got1' then '$got2' (want $COUNT then $((2 * COUNT))); its rate over 10 s: '$rate' (want > 0)"
+	cp "$WORK/poll.body" "$WORK/after.txt"
+	[ $st1 = 0 ] && [ $st2 = 0 ]
+	check $? exporter.callsite "load_msg's series in /metrics: '$got1' then '$got2' (want $COUNT then $((2 * COUNT)))"
+
+	if [ $PROM = 1 ]; then
+		pgot2=$(wait_query "sum($site)" "$((2 * COUNT))" 20)
+		pst2=$?
+		end=$((SECONDS + 10))
+		while :; do
+			rate=$(query "sum(rate(${site}[10s]))")
+			awk -v r="$rate" 'BEGIN { exit !(r + 0 > 0) }' || [ $SECONDS -ge $end ] || {
+				sleep 0.5
+				continue
+			}
+			break
+		done
+		[ $pst1 = 0 ] && [ $pst2 = 0 ] && awk -v r="$rate" 'BEGIN { exit !(r + 0 > 0) }'
+		check $? exporter.prometheus "Prometheus's load_msg series: '$pgot1' then '$pgot2' (want $COUNT then $((2 * COUNT))); its rate over 10 s: '$rate' (want > 0)"
+	elif [ -n "$PROM_MISSING" ]; then
+		skip exporter.prometheus "$PROM_WHY"
+	else
+		skip exporter.prometheus "Prometheus did not see the target (exporter.up)"
+	fi
 
 	# The messages' bucket: bytes_alloc is the kmalloc class of 48 + SIZE.
 	CLASS=$(kmalloc_class $((48 + SIZE)))
@@ -168,42 +404,63 @@ CONF
 	while [ $((lo * 2)) -le "$CLASS" ]; do lo=$((lo * 2)); done
 	bucket='kmemsnoop_allocation_size_bytes_bucket{class="kmalloc",le="%s"}'
 	# shellcheck disable=SC2059
-	upper=$(printf "$bucket" $((lo * 2 - 1)))
+	upper=$(sample "$WORK/after.txt" "$(printf "$bucket" $((lo * 2 - 1)))")
 	# shellcheck disable=SC2059
-	lower=$(printf "$bucket" $((lo - 1)))
-	in_bucket=$(query "$upper - ignoring(le) $lower")
-	below=$(query "$lower")
+	below=$(sample "$WORK/after.txt" "$(printf "$bucket" $((lo - 1)))")
+	in_bucket=$(awk -v u="$upper" -v b="$below" 'BEGIN { if (u != "" && b != "") print u - b }')
 	# The workload's own few allocations besides the messages (its queue).
 	awk -v n="$in_bucket" -v c="$((2 * COUNT))" -v b="$below" \
-		'BEGIN { exit !(n >= c && n < c + 10 && b < 10) }'
+		'BEGIN { exit !(n != "" && n >= c && n < c + 10 && b < 10) }'
 	check $? exporter.histogram "the kmalloc bucket $lo..$((lo * 2 - 1)): '$in_bucket' (want $((2 * COUNT)), give or take the workload's own few), below it: '$below'"
 	ks_stop k
 fi
 
-# --top 2: two call sites and "other", whatever the machine does.
+# --top 2: two call sites and "other", whatever the machine does; served
+# on [::1] where the loopback has it.
 KPORT=$(free_port)
-if ks_start t --listen "$KPORT" --top 2 -e kmalloc; then
-	serving t
+KHOST=127.0.0.1
+if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
+	KHOST=::1
+	where="[::1]:$KPORT"
+else
+	where=$KPORT
+fi
+if ks_start t --listen "$where" --top 2 -e kmalloc; then
+	wait_for "$(ks_err t)" 'serving metrics at' 10
 	"$WORKLOAD" msg "$SIZE" 10 >/dev/null 2>&1
 	"$WORKLOAD" openclose 200 >/dev/null 2>&1
-	curl -s --max-time 10 "http://127.0.0.1:$KPORT/metrics" >"$WORK/top.txt"
-	n=$(grep -c '^kmemsnoop_callsite_allocations_total{' "$WORK/top.txt")
-	o=$(grep -c '^kmemsnoop_callsite_allocations_total{callsite="other"}' "$WORK/top.txt")
-	g=$(grep -c '^kmemsnoop_outstanding_bytes{' "$WORK/top.txt")
+	scrape "$WORK/top"
+	st=$?
+	n=$(grep -c '^kmemsnoop_callsite_allocations_total{' "$WORK/top.body")
+	o=$(grep -c '^kmemsnoop_callsite_allocations_total{callsite="other"}' "$WORK/top.body")
+	g=$(grep -c '^kmemsnoop_outstanding_bytes{' "$WORK/top.body")
 	ks_stop t
 	rc=$?
+	if [ "$KHOST" = ::1 ]; then
+		[ $st = 0 ] && grep -q "^kmemsnoop: serving metrics at http://\[::1\]:$KPORT/metrics\$" "$(ks_err t)"
+		check $? exporter.ipv6 "--listen [::1]:$KPORT: $(head -n 1 "$WORK/top.head"); $(grep 'serving\|listen' "$(ks_err t)" | first_lines 2)"
+	else
+		skip exporter.ipv6 "the loopback has no ::1 (/proc/net/if_inet6)"
+	fi
 	[ "$n" = 3 ] && [ "$o" = 1 ] && [ "$g" -le 3 ] && [ $rc = 0 ]
 	check $? exporter.top "--top 2: $n call site series ($o other; want 3 and 1), $g outstanding series (want <= 3), status $rc"
 else
-	fail exporter.top "$(ks_start_fail_why t)"
+	fail_rest exporter.ipv6 exporter.top "$(ks_start_fail_why t)"
 fi
+KHOST=127.0.0.1
 
 # --- the cgroup label: a workload in a cgroup of its own ---------------------------
 ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+MOUNTED=
+# None mounted (the test VMs' initramfs): a cgroup2 mount of our own.
+if [ -z "$ROOT" ] && mkdir -p "$WORK/cgroup2" && mount -t cgroup2 none "$WORK/cgroup2" 2>/dev/null; then
+	ROOT=$WORK/cgroup2
+	MOUNTED=$ROOT
+fi
 CG="$ROOT/kmemsnoop-exporter.$$"
 KPORT=$(free_port)
 if [ -z "$ROOT" ]; then
-	skip exporter.cgroup "no cgroup v2 hierarchy is mounted"
+	skip exporter.cgroup "no cgroup v2 hierarchy is mounted, and none could be"
 elif ! mkdir "$CG" 2>/dev/null; then
 	skip exporter.cgroup "cannot create a cgroup under $ROOT"
 elif ! wl_start c msg "$SIZE" "$CG_COUNT" || ! echo "${WL_PID[c]}" >"$CG/cgroup.procs"; then
@@ -213,21 +470,22 @@ elif ! ks_start g --listen "$KPORT" --top 3 -e kmalloc; then
 	wl_kill c
 	fail exporter.cgroup "$(ks_start_fail_why g)"
 else
-	serving g
+	wait_for "$(ks_err g)" 'serving metrics at' 10
 	# Each scrape is a reading: the machine's own cgroups take the series.
 	for _ in 1 2 3 4; do
-		curl -s --max-time 10 "http://127.0.0.1:$KPORT/metrics" >/dev/null
+		scrape "$WORK/cgwarm"
 		sleep 0.3
 	done
 	wl_run c
-	curl -s --max-time 10 "http://127.0.0.1:$KPORT/metrics" >"$WORK/cgroup.txt"
+	scrape "$WORK/cgroup"
 	ks_stop g
 	rc=$?
 	series="kmemsnoop_cgroup_allocations_total{cgroup=\"${CG#"$ROOT"}\"}"
-	got=$(awk -v s="$series" '$1 == s { print $2 }' "$WORK/cgroup.txt")
-	n=$(grep -c '^kmemsnoop_cgroup_allocations_total{' "$WORK/cgroup.txt")
+	got=$(sample "$WORK/cgroup.body" "$series")
+	n=$(grep -c '^kmemsnoop_cgroup_allocations_total{' "$WORK/cgroup.body")
 	[ $rc = 0 ] && [ -n "$got" ] && [ "$got" -ge "$CG_COUNT" ] && [ "$n" -le 4 ]
-	check $? exporter.cgroup "$series: '$got' (want at least $CG_COUNT), status $rc; cgroup series: $n (want at most 4): $(grep '^kmemsnoop_cgroup_allocations_total{' "$WORK/cgroup.txt" | tr '\n' ' ' | head -c 400)"
+	check $? exporter.cgroup "$series: '$got' (want at least $CG_COUNT), status $rc; cgroup series: $n (want at most 4): $(grep '^kmemsnoop_cgroup_allocations_total{' "$WORK/cgroup.body" | tr '\n' ' ' | head -c 400)"
 fi
 rmdir "$CG" 2>/dev/null
+[ -n "$MOUNTED" ] && umount "$MOUNTED" 2>/dev/null
 finish

@@ -54,11 +54,7 @@ sigkill_mode() {
 	local mode=$1 name=faults.sigkill.$1 id=kill_$1 pid ids left n
 	shift
 	if ! KS_STDOUT=/dev/null ks_start "$id" "$@"; then
-		if [ "$mode" = listen ] && grep -q 'built without libmicrohttpd' "$(ks_err "$id")"; then
-			skip "$name" "this kmemsnoop has no HTTP server (a static build)"
-		else
-			fail "$name" "$(ks_start_fail_why "$id")"
-		fi
+		fail "$name" "$(ks_start_fail_why "$id")"
 		return
 	fi
 	pid=${KS_PID[$id]}
