@@ -24,6 +24,10 @@
 #   make install    install ./kmemsnoop, its man page, bash completion and
 #                   the kmemsnoop-exporter systemd unit (PREFIX=/usr/local,
 #                   DESTDIR honoured); make uninstall removes them
+#   make deb        a Debian package of the static binary, its manual page,
+#                   completion, unit and documentation in DEBDIR (default .):
+#                   kmemsnoop_<version>-1_amd64.deb, or ARCH=arm64 for arm64
+#                   (tests/package.sh installs it in a fresh Debian root)
 #   make clean
 #
 # libbpf and bpftool come from the libbpf/ and bpftool/ submodules when they
@@ -191,7 +195,7 @@ LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(LIB_SRCS)) $(OUTPUT)/pprof.pb-c.o
 UNIT_SRCS := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 
 .PHONY: all test unit run deps deps-test clean dist vmlinux bench static vmtest static-arm64 vmtest-arm64 \
-	install uninstall vmtest-dwarf soak
+	install uninstall vmtest-dwarf soak deb
 .DELETE_ON_ERROR:
 
 all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload \
@@ -429,10 +433,48 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/kmemsnoop $(DESTDIR)$(MANDIR)/man8/kmemsnoop.8 \
 		$(DESTDIR)$(BASHCOMPDIR)/kmemsnoop $(DESTDIR)$(SYSTEMDUNITDIR)/$(UNIT)
 
+# --- the Debian package ---------------------------------------------------------
+# make deb [ARCH=arm64] [DEBDIR=dir]: DEBDIR/kmemsnoop_<version>-1_<arch>.deb,
+# built with dpkg-deb (no debhelper), for Debian 12 and later.  It holds the
+# static binary (.output/static/kmemsnoop; for ARCH=arm64 the cross-built
+# .output/arm64/static/kmemsnoop), so that it depends on no other package.
+# The files are make install's with PREFIX=/usr, from the same sources and
+# templates; make install itself does not fit: it installs ./kmemsnoop, the
+# dynamically linked build, which it would build first (for ARCH=arm64, an
+# arm64 ./kmemsnoop over the native one).  dist/deb/mkdeb adds the rest: the
+# stripped binary, the compressed manual page, /usr/share/doc/kmemsnoop,
+# the lintian overrides, DEBIAN/ (control, md5sums, the maintainer scripts:
+# the unit is installed disabled).  The version is tools/version's with
+# Debian revision -1 (DEB_REVISION); DEB_MAINTAINER names the maintainer
+# (dist/deb/mkdeb).
+DEBDIR ?= .
+DEB_REVISION ?= 1
+DEB_ARCH_x86 := amd64
+DEB_ARCH_arm64 := arm64
+DEB_ROOT := $(OUTPUT)/deb/root
+
+# The installed paths that the templates name, whatever PREFIX says.
+deb: override SBINDIR = /usr/sbin
+deb: override SYSCONFDIR = /etc
+deb: $(STATIC_KMEMSNOOP)
+	@[ -n '$(DEB_ARCH_$(ARCH))' ] || { echo "make deb: no Debian architecture for ARCH=$(ARCH)" >&2; exit 1; }
+	rm -rf $(DEB_ROOT)
+	$(INSTALL) -d $(DEB_ROOT)$(SBINDIR) $(DEB_ROOT)/usr/share/man/man8 \
+		$(DEB_ROOT)/usr/share/bash-completion/completions $(DEB_ROOT)/usr/lib/systemd/system
+	$(INSTALL) -m 755 $(STATIC_KMEMSNOOP) $(DEB_ROOT)$(SBINDIR)/kmemsnoop
+	sed -e '/^\.TH /s/"kmemsnoop [^"]*"/"kmemsnoop $(VERSION_STRING)"/' man/kmemsnoop.8 \
+		> $(DEB_ROOT)/usr/share/man/man8/kmemsnoop.8
+	$(call install_template,dist/kmemsnoop.bash.in,$(DEB_ROOT)/usr/share/bash-completion/completions/kmemsnoop)
+	$(call install_template,dist/$(UNIT).in,$(DEB_ROOT)/usr/lib/systemd/system/$(UNIT))
+	DEB_VERSION='$(VERSION_STRING)-$(DEB_REVISION)' DEB_ARCH='$(DEB_ARCH_$(ARCH))' \
+		STRIP='$(CROSS)strip' CC='$(CC)' SYSROOT='$(SYSROOT)' \
+		STATIC_LIBS='$(PROTOBUF_A) $(HTTPD_STATIC_LIBS) $(STATIC_LIBS)' \
+		dist/deb/mkdeb $(DEB_ROOT) $(DEBDIR)
+
 clean:
 	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
 		tests/nodwarf_fixture tests/workload tests/bpf_progs $(BENCH_PROGS) kmemsnoop-arm64 \
-		kmemsnoop-static
+		kmemsnoop-static kmemsnoop_*.deb
 
 # --- sanitizers and fuzzing ------------------------------------------------------
 #

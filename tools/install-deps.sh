@@ -33,10 +33,13 @@ build="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev li
 # llvm-addr2line/llvm-dwarfdump with binutils' objdump find the lines it
 # checks (tools/dwarf-expect); arm64: the cross compiler and its C library
 # (make static ARCH=arm64; tools/arm64-sysroot fetches the other arm64
-# libraries it links) and qemu-system-aarch64.
+# libraries it links) and qemu-system-aarch64; tests/fresh-machine.sh:
+# debootstrap makes the fresh Debian 12 root in which it follows README.md's
+# "Installing"; tests/package.sh: lintian checks make deb's package (which
+# it installs in such a root too).
 test="libclang-rt-dev util-linux tmux linux-perf golang-go man-db groff-base systemd stress-ng
       qemu-system-x86 busybox-static bash-static cpio e2fsprogs binutils prometheus curl python3
-      strace gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
+      strace gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm debootstrap lintian"
 
 case ${1:-build} in
 build) pkgs=$build ;;
