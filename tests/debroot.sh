@@ -3,10 +3,9 @@
 #
 # tests/debroot.sh: a fresh Debian root to chroot into, with the host's
 # kernel interfaces bound in, for the tests that need a machine with
-# nothing installed (tests/package.sh).  The base root and its cache are
-# tests/fresh-machine.sh's (the same file, lock and format), so that the two
-# share one debootstrap; its mount and cleanup code is the same too, and it
-# can source this file instead.  Sourced by bash scripts run as root:
+# nothing installed (tests/fresh-machine.sh, tests/package.sh): they share
+# one cached debootstrap, its lock, the mounts and the cleanup.  Sourced by
+# bash scripts run as root:
 #
 #   . "$(dirname "$0")/debroot.sh"
 #   debroot_mirror              the machine's Debian mirror, on stdout
