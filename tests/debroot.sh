@@ -60,6 +60,36 @@ debroot_step() {
 	timeout -k 10 "$cap" "$@" >"$DEBROOT_LOGDIR/$name.log" 2>&1 </dev/null
 }
 
+# debroot_timed_step NAME CAP CMD...: CMD under timeout (CAP seconds,
+# less if the caller's DEADLINE, in $SECONDS, is nearer), its output in
+# $W/NAME.log; says (the caller's say) the time taken.  STEP_PID holds
+# the timeout's pid meanwhile, for the caller's cleanup.  Status: CMD's,
+# 124 on timeout.  DEBROOT_DEADLINE_NAME names the deadline's setting.
+debroot_timed_step() {
+	local name=$1 cap=$2 left t0 rc
+	shift 2
+	left=$((DEADLINE - SECONDS))
+	[ "$left" -lt "$cap" ] && cap=$left
+	if [ "$cap" -le 0 ]; then
+		say "$name: no time left (${DEBROOT_DEADLINE_NAME:-the deadline})"
+		return 124
+	fi
+	t0=$SECONDS
+	# In the background, so that a signal to this script ends the wait
+	# (and cleanup the step) at once.
+	timeout -k 10 "$cap" "$@" >"$W/$name.log" 2>&1 </dev/null &
+	STEP_PID=$!
+	wait "$STEP_PID"
+	rc=$?
+	STEP_PID=
+	case $rc in
+	0) say "$name took $((SECONDS - t0))s" ;;
+	124) say "$name took $((SECONDS - t0))s (timed out after ${cap}s)" ;;
+	*) say "$name took $((SECONDS - t0))s (exit $rc)" ;;
+	esac
+	return "$rc"
+}
+
 debroot_mirror() {
 	local m=
 	[ -r "$DEBROOT_APT_DIR/sources.list.d/debian.sources" ] &&

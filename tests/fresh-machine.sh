@@ -117,33 +117,9 @@ fail_rest() {
 	finish
 }
 
-# step NAME CAP CMD...: CMD under timeout (CAP seconds, less if the
-# deadline is nearer), its output in $W/NAME.log; prints the time taken.
-# Status: CMD's, 124 on timeout.
-step() {
-	local name=$1 cap=$2 left t0 rc
-	shift 2
-	left=$((DEADLINE - SECONDS))
-	[ "$left" -lt "$cap" ] && cap=$left
-	if [ "$cap" -le 0 ]; then
-		say "$name: no time left (FRESH_TIMEOUT)"
-		return 124
-	fi
-	t0=$SECONDS
-	# In the background, so that a signal to this script ends the wait
-	# (and cleanup the step) at once.
-	timeout -k 10 "$cap" "$@" >"$W/$name.log" 2>&1 </dev/null &
-	STEP_PID=$!
-	wait "$STEP_PID"
-	rc=$?
-	STEP_PID=
-	case $rc in
-	0) say "$name took $((SECONDS - t0))s" ;;
-	124) say "$name took $((SECONDS - t0))s (timed out after ${cap}s)" ;;
-	*) say "$name took $((SECONDS - t0))s (exit $rc)" ;;
-	esac
-	return "$rc"
-}
+# step NAME CAP CMD...: debroot_timed_step (tests/debroot.sh), its
+# deadline FRESH_TIMEOUT.
+step() { DEBROOT_DEADLINE_NAME=FRESH_TIMEOUT debroot_timed_step "$@"; }
 
 # "${INROOT[@]}" CMD...: CMD as root in the root, with a login's bare
 # environment (an array, not a function: step runs it under timeout).
