@@ -67,6 +67,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # (tests/package.sh uses them too).
 # shellcheck source=tests/debroot.sh
 . "$TOP/tests/debroot.sh"
+# shellcheck source=tests/results.sh
+. "$TOP/tests/results.sh"
 REPO=${1:-$TOP}
 SUITE=bookworm
 CACHE_DIR=${FRESH_CACHE:-/var/cache/kmemsnoop}
@@ -77,44 +79,16 @@ TRACE_SECONDS=3
 # A fresh root login's PATH, and nothing else of this environment.
 ROOT_ENV=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 
-PASSED=0
-FAILED=0
-SKIPPED=0
 W= # the work directory
 STEP_PID= # the timeout of the step under way
 R= # the root in it
 
 say() { echo "fresh-machine: $*"; }
-pass() {
-	PASSED=$((PASSED + 1))
-	echo "PASS: $1"
-}
-# fail NAME WHY [LOG]: LOG's last lines are shown (CI keeps nothing else).
-fail() {
-	FAILED=$((FAILED + 1))
-	echo "FAIL: $1: $2"
-	if [ -n "${3:-}" ] && [ -s "$3" ]; then
-		echo "---- ${3##*/} (last 20 lines)"
-		tail -n 20 "$3"
-		echo "----"
-	fi
-}
-skip() {
-	SKIPPED=$((SKIPPED + 1))
-	echo "SKIP: $1: $2"
-}
 finish() {
 	cleanup
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ "$FAILED" -eq 0 ]
 	exit $?
-}
-# fail_rest WHY NAME...: a step failed, the later ones cannot run.
-fail_rest() {
-	local why=$1 t
-	shift
-	for t in "$@"; do fail "$t" "$why"; done
-	finish
 }
 
 # step NAME CAP CMD...: debroot_timed_step (tests/debroot.sh), its

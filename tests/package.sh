@@ -65,6 +65,8 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tests/debroot.sh
 . "$TOP/tests/debroot.sh"
+# shellcheck source=tests/results.sh
+. "$TOP/tests/results.sh"
 WORK_PARENT=${PACKAGE_WORKDIR:-/var/tmp}
 DEADLINE=$((SECONDS + ${PACKAGE_TIMEOUT:-900}))
 T0=$SECONDS
@@ -99,31 +101,10 @@ IGNORE+='|^\./var/log/(apt/(history\.log|term\.log|eipp\.log\.xz)|dpkg\.log)$'
 IGNORE+='|^\./var/cache/man(/.*)?$'
 IGNORE+='|^\./run/.*$'
 
-PASSED=0
-FAILED=0
-SKIPPED=0
 W= # the work directory
 R= # the root in it
 
 say() { echo "package: $*"; }
-pass() {
-	PASSED=$((PASSED + 1))
-	echo "PASS: $1"
-}
-# fail NAME WHY [LOG]: LOG's last lines are shown.
-fail() {
-	FAILED=$((FAILED + 1))
-	echo "FAIL: $1: $2"
-	if [ -n "${3:-}" ] && [ -s "$3" ]; then
-		echo "---- ${3##*/} (last 20 lines)"
-		tail -n 20 "$3"
-		echo "----"
-	fi
-}
-skip() {
-	SKIPPED=$((SKIPPED + 1))
-	echo "SKIP: $1: $2"
-}
 # check STATUS NAME WHY [LOG]
 check() {
 	if [ "$1" = 0 ]; then pass "$2"; else fail "$2" "$3" "${4:-}"; fi
@@ -140,13 +121,6 @@ totals() {
 	TOTALS=1
 	say "took $((SECONDS - T0))s"
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
-}
-# fail_rest WHY NAME...: a step failed, the later ones cannot run.
-fail_rest() {
-	local why=$1 t
-	shift
-	for t in "$@"; do fail "$t" "$why"; done
-	finish
 }
 skip_rest() {
 	local why=$1 t
