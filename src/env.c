@@ -216,6 +216,24 @@ static bool opt_nice(struct parse *p, const char *arg)
 	return true;
 }
 
+const char *const prog_type_names[PROG_TYPES] = {
+	[PROG_AUTO] = "auto",
+	[PROG_TRACEPOINT] = "tracepoint",
+	[PROG_TP_BTF] = "tp_btf",
+	[PROG_RAW_TP] = "raw_tp",
+};
+
+static bool opt_prog_type(struct parse *p, const char *arg)
+{
+	for (int t = 0; t < PROG_TYPES; t++) {
+		if (!strcmp(arg, prog_type_names[t])) {
+			p->env->prog_type = t;
+			return true;
+		}
+	}
+	return bad(p, "invalid --prog-type '%s': auto, tracepoint, tp_btf or raw_tp", arg);
+}
+
 static bool opt_allocinfo(struct parse *p, const char *arg)
 {
 	if (arg && strcmp(arg, "total") != 0)
@@ -556,8 +574,14 @@ const struct opt_spec env_options[] = {
 	  "rings within 256M, e.g. 512K each on 384 CPUs); "
 	  "records that find it full are lost and counted (streaming only: --allocinfo and "
 	  "--hist have no ring buffer)", opt_buffer_size, FLAG(ring_size_set) },
+	{ "prog-type", LONG_ONLY(27), required_argument, "=TYPE", GROUP_CONTROL,
+	  "what runs the programs on the tracepoints: auto (the default: classic tracepoint "
+	  "programs where the kernel runs the others preemptibly, 7.0+ with preemptible RCU, "
+	  "where a preempted run makes the kernel skip other tasks' events; else tp_btf where "
+	  "it can read the arguments, else raw_tp), tracepoint, tp_btf or raw_tp",
+	  opt_prog_type, 0 },
 	{ "raw-tp", LONG_ONLY(13), no_argument, "", GROUP_CONTROL,
-	  "use raw_tp programs even where tp_btf works", opt_none, FLAG(force_raw_tp) },
+	  "the same as --prog-type=raw_tp", opt_none, FLAG(force_raw_tp) },
 	{ "nice", LONG_ONLY(14), required_argument, "=N", GROUP_CONTROL,
 	  "scheduling priority of kmemsnoop, -20 to 19 (default -10): above the programs it "
 	  "traces, so that CPUs busy allocating do not starve it into losing records",

@@ -12,6 +12,17 @@
 #include "bpf/kmemsnoop.h"
 #include "stat/kstat.h"
 
+/* What runs kmemsnoop's programs on the tracepoints (--prog-type). */
+enum prog_type {
+	PROG_AUTO,       /* classic where the others run preemptibly, else tp_btf, else raw_tp */
+	PROG_TRACEPOINT, /* classic tracepoint programs (perf's callbacks, preemption off) */
+	PROG_TP_BTF,
+	PROG_RAW_TP,
+	PROG_TYPES
+};
+
+extern const char *const prog_type_names[PROG_TYPES];
+
 struct env {
 	int pid;      /* -p: thread group to follow, 0 = all */
 	int tid;      /* -t: 0 = all */
@@ -26,7 +37,8 @@ struct env {
 	const char *input_dir;  /* -i */
 	double duration;        /* -d seconds, 0 = until interrupted */
 	uint64_t ring_size;     /* -b bytes per CPU; 0: the default (budget.h) */
-	bool force_raw_tp;      /* --raw-tp */
+	bool force_raw_tp;      /* --raw-tp: the same as --prog-type=raw_tp */
+	enum prog_type prog_type; /* --prog-type */
 	int nice;               /* --nice */
 	bool nice_given;        /* --nice on the command line, not the default */
 	bool verbose;           /* -v */

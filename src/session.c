@@ -26,6 +26,7 @@
 #include "kernel/fentry.h"
 #include "kernel/memcg.h"
 #include "kernel/memfit.h"
+#include "kernel/tracefs.h"
 #include "names/ksyms.h"
 #include "env.h"
 #include "kmemsnoop.skel.h"
@@ -85,7 +86,8 @@ static void say_detected(const struct session *s)
 
 	fprintf(stderr, "kmemsnoop: %d CPUs; kmalloc args %s, kmem_cache_alloc args %s, "
 			"kmem_cache_free args %s; percpu %s; atomic fetch %s; tp_btf %s; "
-			"bpf_loop %s (bulk calls: up to %d objects)\n",
+			"bpf_loop %s (bulk calls: up to %d objects); tp_btf and raw_tp runs "
+			"preemptible %s\n",
 		s->ncpus,
 		kf->kmalloc_args == KMT_KMALLOC_NODE ? "with node" : "without node",
 		kf->cache_alloc_args == KMT_CACHE_ALLOC_CACHE ? "with cache" : "with sizes",
@@ -96,7 +98,52 @@ static void say_detected(const struct session *s)
 		"without call site (bytes computed)",
 		kf->atomic_fetch ? "yes" : "no (sequence numbers may repeat)",
 		kf->tp_btf_void_arg ? "yes" : "no (it cannot read void * arguments: raw_tp)",
-		kf->bpf_loop ? "yes" : "no", bulk_max(kf));
+		kf->bpf_loop ? "yes" : "no", bulk_max(kf), kf->tp_preemptible ? "yes" : "no");
+}
+
+/* Whether the kernel's kmem tracepoints have the layouts the classic
+ * programs read (6.1+), and the atomics they use. */
+static bool classic_layouts(const struct kernel_features *kf)
+{
+	return kf->atomic_fetch && kf->kmalloc_args == KMT_KMALLOC_NODE &&
+	       kf->cache_alloc_args == KMT_CACHE_ALLOC_CACHE &&
+	       kf->cache_free_args == KMT_CACHE_FREE_CACHE &&
+	       (!kf->has_source[SRC_PERCPU_ALLOC_PERCPU] || kf->percpu_args == KMT_PERCPU_FULL);
+}
+
+/*
+ * Classic tracepoint programs for the kmem events where the kernel runs
+ * the others preemptibly (bpf/kmemsnoop.bpf.c), or where asked.  They
+ * attach through tracefs, mounted here if it is not.
+ */
+static int choose_classic(struct session *s)
+{
+	enum prog_type t = s->env->force_raw_tp ? PROG_RAW_TP : s->env->prog_type;
+	bool mounted;
+	char why[256];
+
+	if (t != PROG_TRACEPOINT && !(t == PROG_AUTO && s->kf.tp_preemptible))
+		return 0;
+	if (!classic_layouts(&s->kf)) {
+		if (t == PROG_TRACEPOINT)
+			return session_fail(s, "--prog-type=tracepoint needs the kmem tracepoints of "
+					       "6.1+ kernels and BPF atomic fetch-add (5.12+)");
+		return 0;
+	}
+	if (tracefs_ensure(&mounted, why, sizeof(why))) {
+		if (t == PROG_TRACEPOINT)
+			return session_fail(s, "--prog-type=tracepoint: %s", why);
+		fprintf(stderr, "kmemsnoop: %s: tp_btf programs, which this kernel runs "
+				"preemptibly: it skips events while a run is preempted\n", why);
+		return 0;
+	}
+	s->classic = true;
+	if (s->env->verbose)
+		fprintf(stderr, "kmemsnoop: classic tracepoint programs for the kmem events (%s)%s\n",
+			t == PROG_TRACEPOINT ? "--prog-type=tracepoint" :
+			"this kernel runs tp_btf and raw_tp programs preemptibly",
+			mounted ? "; tracefs mounted on /sys/kernel/tracing" : "");
+	return 0;
 }
 
 /* A ring and an -o file per CPU: on the largest machines more descriptors
@@ -146,7 +193,7 @@ int session_new(struct session *s, const struct env *env)
 	raise_open_files(s->ncpus);
 	if (env->verbose)
 		say_detected(s);
-	return 0;
+	return choose_classic(s);
 }
 
 /* --- session_setup: modes, the BPF object, attach ---------------------------- */
@@ -228,10 +275,26 @@ static const char *function_prog_prefix(const struct session *s, enum kmt_source
 	return s->kf.atomic_fetch ? "fe_" : "fec_";
 }
 
-static struct bpf_program *source_prog(const struct session *s, enum kmt_source src)
+/* A kmem tracepoint's classic program (tpe_<tp>), where one is chosen and
+ * the object has one: the sched tracepoints keep tp_btf, for the task
+ * pointers their records lack. */
+static struct bpf_program *classic_prog(const struct session *s, enum kmt_source src)
 {
 	char name[64];
 
+	if (!s->classic || is_function(src))
+		return NULL;
+	snprintf(name, sizeof(name), "tpe_%s", event_sources[src].name);
+	return bpf_object__find_program_by_name(s->skel->obj, name);
+}
+
+static struct bpf_program *source_prog(const struct session *s, enum kmt_source src)
+{
+	struct bpf_program *classic = classic_prog(s, src);
+	char name[64];
+
+	if (classic)
+		return classic;
 	snprintf(name, sizeof(name), "%s%s",
 		 is_function(src) ? function_prog_prefix(s, src) :
 				    prog_prefix[s->raw_tp][!s->kf.atomic_fetch],
@@ -395,6 +458,16 @@ static int add_target(struct session *s)
 	return 0;
 }
 
+/* What runs src's program, for messages. */
+static const char *prog_kind(const struct session *s, enum kmt_source src)
+{
+	if (is_function(src))
+		return event_sources[src].kind == SOURCE_FEXIT ? "fexit" : "fentry";
+	if (classic_prog(s, src))
+		return "tracepoint";
+	return s->raw_tp ? "raw_tp" : "tp_btf";
+}
+
 /* In table order: the task sources first. */
 static int attach_all(struct session *s)
 {
@@ -405,8 +478,7 @@ static int attach_all(struct session *s)
 		if (!s->links[src])
 			return session_fail(s, "attaching to %s (%s): %s",
 					    s->funcs[src] ? s->funcs[src] : event_sources[src].name,
-					    is_function(src) ? "fentry" : s->raw_tp ? "raw_tp" : "tp_btf",
-					    strerror(errno));
+					    prog_kind(s, src), strerror(errno));
 	}
 	return 0;
 }
@@ -446,8 +518,9 @@ static int load_and_attach(struct session *s)
 	}
 	err = kmemsnoop_bpf__load(s->skel);
 	if (err) {
-		session_fail(s, "loading the BPF programs (%s): %s%s",
-			     s->raw_tp ? "raw_tp" : "tp_btf", strerror(-err),
+		session_fail(s, "loading the BPF programs (%s%s): %s%s",
+			     s->classic ? "tracepoint, " : "", s->raw_tp ? "raw_tp" : "tp_btf",
+			     strerror(-err),
 			     s->env->verbose ? "" : " (-v shows why)");
 		/* Not EPERM here: the verifier and lockdown say that too. */
 		return -err == ENOMEM ? session_refused(s, ENOMEM) : -1;
@@ -466,7 +539,8 @@ static int load_tracepoints(struct session *s)
 	char first_err[sizeof(s->err)], second_err[sizeof(s->err)];
 
 	/* No tp_btf program of ours loads where it cannot read void *. */
-	s->raw_tp = s->env->force_raw_tp || !s->kf.tp_btf_void_arg;
+	s->raw_tp = s->env->force_raw_tp || s->env->prog_type == PROG_RAW_TP ||
+		    !s->kf.tp_btf_void_arg;
 	if (!load_and_attach(s))
 		return 0;
 	if (s->raw_tp || s->out_of_memory)

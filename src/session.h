@@ -39,6 +39,7 @@ struct session {
 	struct kernel_features kf;
 	int ncpus;
 	bool raw_tp;                 /* the programs loaded are raw_tp */
+	bool classic;                /* the kmem tracepoints run classic tracepoint programs */
 	struct kmemsnoop_bpf *skel;  /* after session_setup */
 	struct bpf_wants wants;      /* the union of the modes' */
 	bool terminal_taken;         /* a full-screen view owns stdout until finish */

@@ -31,26 +31,34 @@
  */
 void session_calibrate_pages(struct session *s)
 {
+	/* The classic programs' records have a pfn, not a struct page, and
+	 * no cache: found from the object's address (kmemsnoop.bpf.c). */
+	bool slabs = s->classic && session_class_traced(s, EV_CACHE);
+	bool pages = s->classic && session_class_traced(s, EV_PAGE);
+	bool linear = s->wants.linear_map || slabs;
 	char why[256];
 	struct pfn_calib *c;
 
-	if (!s->wants.pfns && !s->wants.linear_map)
+	if (!s->wants.pfns && !linear && !pages)
 		return;
 	c = pfn_calib_open(s->vmlinux, why, sizeof(why));
 	if (!c || pfn_calib_vmemmap(c, &s->vmemmap_base, why, sizeof(why))) {
-		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): %s\n", why,
+		fprintf(stderr, "kmemsnoop: cannot compute page frame numbers (%s): %s%s\n", why,
 			s->wants.pfns ? "pfn= shows 0xffffffffffffffff" :
-					"the nodes that served slab objects are not known");
+			s->wants.linear_map ? "the nodes that served slab objects are not known" :
+					      "pages are told apart by pfn",
+			slabs ? "; slab objects' caches are not known" : "");
 		pfn_calib_close(c);
 		return;
 	}
 	if (s->env->verbose)
 		fprintf(stderr, "kmemsnoop: struct page array at 0x%llx\n", s->vmemmap_base);
-	if (s->wants.linear_map && pfn_calib_linear(c, &s->linear_map, why, sizeof(why))) {
-		fprintf(stderr, "kmemsnoop: cannot find the kernel's linear map (%s): the nodes "
-				"that served slab objects are not known\n", why);
+	if (linear && pfn_calib_linear(c, &s->linear_map, why, sizeof(why))) {
+		fprintf(stderr, "kmemsnoop: cannot find the kernel's linear map (%s): %s\n", why,
+			s->wants.linear_map ? "the nodes that served slab objects are not known" :
+					      "slab objects' caches are not known");
 		s->linear_map = 0;
-	} else if (s->wants.linear_map && s->env->verbose) {
+	} else if (linear && s->env->verbose) {
 		fprintf(stderr, "kmemsnoop: linear map at 0x%llx\n", s->linear_map);
 	}
 	pfn_calib_close(c);
@@ -210,6 +218,7 @@ void session_configure(struct session *s)
 	ro->percpu_args = s->kf.percpu_args;
 	ro->possible_cpus = s->ncpus;
 	ro->vmemmap_base = s->vmemmap_base;
+	ro->slab_linear_map = s->classic ? s->linear_map : 0;
 	configure_large(s);
 	configure_text_ranges(s);
 	configure_bulk(s);

@@ -59,7 +59,7 @@ static __always_inline bool free_wanted_by_filtered(__u32 class)
 
 /* --- kmalloc, kmalloc_node ------------------------------------------------ */
 
-static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_node)
+static __always_inline int on_kmalloc(__u64 *ctx, void *regs, bool atomic_fetch, bool has_node)
 {
 	struct event_ctx ev;
 	__u64 ptr = ARG(ctx, 1), req = ARG(ctx, 2), ai_site = 0;
@@ -76,7 +76,7 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 	if ((do_allocinfo || do_hist) && ARG(ctx, 3) > large_kmalloc_over && ptr)
 		large = large_kmalloc_before(ctx, atomic_fetch, ev.pid_tgid, ptr, req, &second);
 	if (do_allocinfo)
-		ai_counted = allocinfo_alloc_site(ctx, atomic_fetch, KMT_TYPE_KMALLOC, ARG(ctx, 0),
+		ai_counted = allocinfo_alloc_site(regs, atomic_fetch, KMT_TYPE_KMALLOC, ARG(ctx, 0),
 						  ptr, ARG(ctx, 3), &ai_site);
 	if (do_hist)
 		hist_level = hist_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL,
@@ -92,68 +92,69 @@ static __always_inline int on_kmalloc(__u64 *ctx, bool atomic_fetch, bool has_no
 	return 0;
 }
 
-static __always_inline int on_kmalloc_tp(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_kmalloc_tp(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
-	return on_kmalloc(ctx, atomic_fetch, kmalloc_args == KMT_KMALLOC_NODE);
+	return on_kmalloc(ctx, regs, atomic_fetch, kmalloc_args == KMT_KMALLOC_NODE);
 }
 
-static __always_inline int on_kmalloc_node(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_kmalloc_node(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
-	return on_kmalloc(ctx, atomic_fetch, true);
+	return on_kmalloc(ctx, regs, atomic_fetch, true);
 }
 
 /* --- kmem_cache_alloc, kmem_cache_alloc_node ------------------------------ */
 
-static __always_inline int on_cache_alloc(__u64 *ctx, bool atomic_fetch, bool btf, bool node_tp)
+/* An allocation from cache s (NULL where the event does not say which)
+ * that passed the task filter: into each mode. */
+static __always_inline int cache_alloc_passed(void *regs, struct event_ctx *ev, bool atomic_fetch,
+					      bool btf, struct kmem_cache *s, __u64 site, __u64 ptr,
+					      __u64 req, __u64 alloc, __u32 gfp, bool has_node,
+					      __s32 node)
+{
+	if (!size_passes(ptr, req))
+		return 0;
+	if (do_allocinfo)
+		allocinfo_alloc(regs, atomic_fetch, KMT_TYPE_CACHE, site, ptr, alloc);
+	if (do_hist)
+		hist_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf);
+	if (do_stat)
+		stat_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf, has_node, node, ev);
+	if (do_stream)
+		stream_cache_alloc(ev, atomic_fetch, btf, s, site, ptr, req, alloc, gfp, node, 0);
+	return 0;
+}
+
+static __always_inline int on_cache_alloc(__u64 *ctx, void *regs, bool atomic_fetch, bool btf,
+					  bool node_tp)
 {
 	struct event_ctx ev;
 	bool has_cache = !node_tp && cache_alloc_args == KMT_CACHE_ALLOC_CACHE;
 	struct kmem_cache *s = (void *)ARG(ctx, 2);
-	__u64 ptr = ARG(ctx, 1), req, alloc;
-	__u32 gfp;
-	__s32 node;
 
 	if (!task_passes(&ev))
 		return 0;
-	if (has_cache) {
-		req = KREAD(btf, s, object_size);
-		alloc = KREAD(btf, s, size);
-		gfp = ARG(ctx, 3);
-		node = ARG(ctx, 4);
-	} else {
-		req = ARG(ctx, 2);
-		alloc = ARG(ctx, 3);
-		gfp = ARG(ctx, 4);
-		node = node_tp ? (__s32)ARG(ctx, 5) : -1;
-	}
-	if (!size_passes(ptr, req))
-		return 0;
-	if (do_allocinfo)
-		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_CACHE, ARG(ctx, 0), ptr, alloc);
-	if (do_hist)
-		hist_alloc(KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc, has_cache ? s : NULL, btf);
-	if (do_stat)
-		stat_alloc(KMT_TYPE_CACHE, ARG(ctx, 0), ptr, req, alloc, has_cache ? s : NULL, btf,
-			   node_tp, node, &ev);
-	if (do_stream)
-		stream_cache_alloc(&ev, atomic_fetch, btf, has_cache ? s : NULL, ARG(ctx, 0), ptr, req,
-				   alloc, gfp, node, 0);
-	return 0;
+	if (has_cache)
+		return cache_alloc_passed(regs, &ev, atomic_fetch, btf, s, ARG(ctx, 0), ARG(ctx, 1),
+					  KREAD(btf, s, object_size), KREAD(btf, s, size),
+					  ARG(ctx, 3), false, ARG(ctx, 4));
+	return cache_alloc_passed(regs, &ev, atomic_fetch, btf, NULL, ARG(ctx, 0), ARG(ctx, 1),
+				  ARG(ctx, 2), ARG(ctx, 3), ARG(ctx, 4), node_tp,
+				  node_tp ? (__s32)ARG(ctx, 5) : -1);
 }
 
-static __always_inline int on_cache_alloc_tp(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_alloc_tp(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
-	return on_cache_alloc(ctx, atomic_fetch, btf, false);
+	return on_cache_alloc(ctx, regs, atomic_fetch, btf, false);
 }
 
-static __always_inline int on_cache_alloc_node(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_alloc_node(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
-	return on_cache_alloc(ctx, atomic_fetch, btf, true);
+	return on_cache_alloc(ctx, regs, atomic_fetch, btf, true);
 }
 
 /* --- kfree, kmem_cache_free ----------------------------------------------- */
 
-static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_kfree(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u64 ptr = ARG(ctx, 1);
@@ -175,7 +176,7 @@ static __always_inline int on_kfree(__u64 *ctx, bool atomic_fetch, bool btf)
 	return 0;
 }
 
-static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_free(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u64 ptr = ARG(ctx, 1);
@@ -197,7 +198,7 @@ static __always_inline int on_cache_free(__u64 *ctx, bool atomic_fetch, bool btf
 
 /* --- mm_page_alloc, mm_page_free ------------------------------------------ */
 
-static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_page_alloc(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u32 order = ARG(ctx, 1);
@@ -208,7 +209,7 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 	if (!task_passes(&ev) || !size_passes(ARG(ctx, 0), bytes))
 		return 0;
 	if (do_allocinfo)
-		ai_counted = allocinfo_alloc_site(ctx, atomic_fetch, KMT_TYPE_PAGES, 0,
+		ai_counted = allocinfo_alloc_site(regs, atomic_fetch, KMT_TYPE_PAGES, 0,
 						  arg_number(ctx, 0), bytes, &ai_site);
 	if (do_hist)
 		hist_level = hist_alloc(KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes, NULL, btf);
@@ -216,11 +217,11 @@ static __always_inline int on_page_alloc(__u64 *ctx, bool atomic_fetch, bool btf
 	if ((do_allocinfo || do_hist) && order >= large_min_order)
 		large_note_page(ctx, ev.pid_tgid, order, ai_counted, ai_site, hist_level);
 	if (do_stream)
-		stream_page_alloc(ctx, &ev, atomic_fetch, order, bytes);
+		stream_page_alloc(ctx, regs, &ev, atomic_fetch, order, bytes);
 	return 0;
 }
 
-static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_page_free(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u32 order = ARG(ctx, 1);
@@ -255,7 +256,7 @@ static __always_inline int on_page_free(__u64 *ctx, bool atomic_fetch, bool btf)
  * kernel stack as for pages.  The pointers are read as numbers: with
  * tp_btf they are typed (void *, void __percpu *).
  */
-static __always_inline int on_percpu_alloc(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_percpu_alloc(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	bool full = percpu_args == KMT_PERCPU_FULL;
@@ -268,7 +269,7 @@ static __always_inline int on_percpu_alloc(__u64 *ctx, bool atomic_fetch, bool b
 		return 0;
 	/* As /proc/allocinfo counts it: the data on every possible CPU. */
 	if (do_allocinfo)
-		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_PERCPU, site, ptr,
+		allocinfo_alloc(regs, atomic_fetch, KMT_TYPE_PERCPU, site, ptr,
 				size * possible_cpus);
 	if (do_hist)
 		hist_alloc(KMT_TYPE_PERCPU, site, ptr, size, alloc, NULL, btf);
@@ -278,7 +279,7 @@ static __always_inline int on_percpu_alloc(__u64 *ctx, bool atomic_fetch, bool b
 	return 0;
 }
 
-static __always_inline int on_percpu_free(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_percpu_free(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u64 ptr = arg_number(ctx, 2);
@@ -333,25 +334,25 @@ static __always_inline __u64 page_round(__u64 bytes)
  * which the verifier lets a tracing program read only since 6.16: read as
  * numbers through a helper (arg_number), as a page pointer is.
  */
-static __always_inline int on_vmalloc_node_range(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_vmalloc_node_range(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
-	return on_vmalloc(ctx, atomic_fetch, arg_number(ctx, 8), arg_number(ctx, 9), ARG(ctx, 0),
+	return on_vmalloc(regs, atomic_fetch, arg_number(ctx, 8), arg_number(ctx, 9), ARG(ctx, 0),
 			  page_round(ARG(ctx, 0)), ARG(ctx, 4), ARG(ctx, 7), 0);
 }
 
 /* __vmalloc_node(size, align, gfp, node, caller) */
-static __always_inline int on_vmalloc_node(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_vmalloc_node(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
-	return on_vmalloc(ctx, atomic_fetch, arg_number(ctx, 4), arg_number(ctx, 5), ARG(ctx, 0),
+	return on_vmalloc(regs, atomic_fetch, arg_number(ctx, 4), arg_number(ctx, 5), ARG(ctx, 0),
 			  page_round(ARG(ctx, 0)), ARG(ctx, 2), ARG(ctx, 3), 0);
 }
 
 /* alloc_vmap_area(addr, size, align, vstart, vend, failed): every vmap area */
-static __always_inline int on_alloc_vmap_area(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_alloc_vmap_area(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	__u64 ptr = (int)ARG(ctx, 5) ? 0 : ARG(ctx, 0);
 
-	return on_vmalloc(ctx, atomic_fetch, stack_site(ctx, KMT_TEXT_VMALLOC), ptr, ARG(ctx, 1),
+	return on_vmalloc(regs, atomic_fetch, stack_site(regs, KMT_TEXT_VMALLOC), ptr, ARG(ctx, 1),
 			  ARG(ctx, 1), 0, -1, KMT_VMALLOC_AREA);
 }
 
@@ -375,15 +376,15 @@ static __always_inline int on_vfree_ptr(void *ctx, bool atomic_fetch, __u64 ptr,
 }
 
 /* vfree(addr), vfree_atomic(addr) */
-static __always_inline int on_vfree(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_vfree(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
-	return on_vfree_ptr(ctx, atomic_fetch, arg_number(ctx, 0), 0);
+	return on_vfree_ptr(regs, atomic_fetch, arg_number(ctx, 0), 0);
 }
 
 /* free_vmap_area_noflush(va_start, nr_lazy, nr_lazy_max) */
-static __always_inline int on_free_vmap_area(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_free_vmap_area(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
-	return on_vfree_ptr(ctx, atomic_fetch, ARG(ctx, 0), KMT_VMALLOC_AREA);
+	return on_vfree_ptr(regs, atomic_fetch, ARG(ctx, 0), KMT_VMALLOC_AREA);
 }
 
 /* --- bulk: kmem_cache_alloc_bulk, kmem_cache_free_bulk (kfree_bulk) -------- */
@@ -615,7 +616,7 @@ static __always_inline bool kmalloc_cache(struct kmem_cache *s)
 	       (1U << bpf_core_enum_value(enum _slab_flag_bits, _SLAB_KMALLOC));
 }
 
-static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	struct kmem_cache *s = (void *)arg_number(ctx, 0);
 	__u64 ptr = arg_number(ctx, 1), site, taken = 0;
@@ -639,12 +640,12 @@ static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, bool atomic_fetch, boo
 }
 
 /* The fe_ and fec_ programs: the bounded loop. */
-static __always_inline int on_cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_alloc_bulk(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	return cache_alloc_bulk(ctx, atomic_fetch, false);
 }
 
-static __always_inline int on_cache_free_bulk(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_free_bulk(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	return cache_free_bulk(ctx, atomic_fetch, false);
 }
@@ -695,7 +696,7 @@ static __always_inline void write_task_record(bool atomic_fetch, bool btf,
 
 /* A process forked by one -p traces is traced too; any new task (process
  * or thread) gets a task record: its tid may have been another's. */
-static __always_inline int on_fork(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_fork(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	struct task_struct *parent = (void *)ARG(ctx, 0), *child = (void *)ARG(ctx, 1);
 	__u32 parent_tgid = KREAD(btf, parent, tgid);
@@ -712,7 +713,7 @@ static __always_inline int on_fork(__u64 *ctx, bool atomic_fetch, bool btf)
 }
 
 /* sched_process_exec(p, old_pid, bprm): p has its new comm already. */
-static __always_inline int on_exec(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_exec(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	if (do_stream)
 		write_task_record(atomic_fetch, btf, (void *)ARG(ctx, 0), KMT_TASK_EXEC, 0, NULL);
@@ -720,7 +721,7 @@ static __always_inline int on_exec(__u64 *ctx, bool atomic_fetch, bool btf)
 }
 
 /* task_rename(task, comm): prctl(PR_SET_NAME), /proc/PID/comm, exec. */
-static __always_inline int on_rename(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_rename(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	if (do_stream)
 		write_task_record(atomic_fetch, btf, (void *)ARG(ctx, 0), KMT_TASK_RENAME, 0,
@@ -730,7 +731,7 @@ static __always_inline int on_rename(__u64 *ctx, bool atomic_fetch, bool btf)
 
 /* The exit of a thread: the frees it does after it are still its own, so
  * a reader keeps its name until another task takes the tid (a fork). */
-static __always_inline int on_exit(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_exit(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	if (do_stream)
 		write_task_record(atomic_fetch, btf, (void *)ARG(ctx, 0), KMT_TASK_EXIT, 0, NULL);
@@ -742,7 +743,7 @@ static __always_inline int on_exit(__u64 *ctx, bool atomic_fetch, bool btf)
  * sched_process_exit: the frees an exiting process does after that
  * tracepoint (its files, its mm) are still its own.
  */
-static __always_inline int on_task_free(__u64 *ctx, bool atomic_fetch, bool btf)
+static __always_inline int on_task_free(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
 {
 	struct task_struct *task = (void *)ARG(ctx, 0);
 	__u32 pid = KREAD(btf, task, pid);
@@ -756,10 +757,10 @@ static __always_inline int on_task_free(__u64 *ctx, bool atomic_fetch, bool btf)
 /* --- entry points ---------------------------------------------------------- */
 
 #define KMT_ENTRY_POINTS(tp, handler)                                                            \
-	SEC("tp_btf/" #tp) int tp_##tp(__u64 *ctx) { return handler(ctx, true, true); }          \
-	SEC("tp_btf/" #tp) int tpc_##tp(__u64 *ctx) { return handler(ctx, false, true); }        \
-	SEC("raw_tp/" #tp) int raw_##tp(__u64 *ctx) { return handler(ctx, true, false); }        \
-	SEC("raw_tp/" #tp) int rawc_##tp(__u64 *ctx) { return handler(ctx, false, false); }
+	SEC("tp_btf/" #tp) int tp_##tp(__u64 *ctx) { return handler(ctx, ctx, true, true); }          \
+	SEC("tp_btf/" #tp) int tpc_##tp(__u64 *ctx) { return handler(ctx, ctx, false, true); }        \
+	SEC("raw_tp/" #tp) int raw_##tp(__u64 *ctx) { return handler(ctx, ctx, true, false); }        \
+	SEC("raw_tp/" #tp) int rawc_##tp(__u64 *ctx) { return handler(ctx, ctx, false, false); }
 
 KMT_ENTRY_POINTS(kmalloc, on_kmalloc_tp)
 KMT_ENTRY_POINTS(kmalloc_node, on_kmalloc_node)
@@ -779,6 +780,142 @@ KMT_ENTRY_POINTS(sched_process_exec, on_exec)
 KMT_ENTRY_POINTS(sched_process_exit, on_exit)
 KMT_ENTRY_POINTS(task_rename, on_rename)
 
+/*
+ * Classic tracepoint programs (BPF_PROG_TYPE_TRACEPOINT, tpe_<tp>), for
+ * kernels whose tracepoints run tp_btf and raw_tp programs preemptibly
+ * (7.0+ with preemptible RCU: a46023d5616e, f7d327654b88).  There a run
+ * preempted on a CPU holds its program's recursion counter, and the
+ * program skips every event other tasks raise on that CPU until the run
+ * resumes; perf's tracepoint callbacks, which run these, keep preemption
+ * off (16718274ee75).  Their context is the event's trace record, not its
+ * arguments: each copies the fields into the tracepoint's argument order
+ * and hands them to the same handler as the other entry points, with the
+ * record as the context for the stack helpers.  The record has no struct
+ * page (a pfn) and no struct kmem_cache: the page is computed from vmemmap,
+ * the cache found from the object's slab.  7.x only: atomic fetch-add, and
+ * the argument layouts of 6.1+ (user space checks).
+ */
+const volatile __u64 slab_linear_map = 0; /* virtual address of physical 0; 0: not known */
+
+static __always_inline __u64 page_of_pfn(__u64 pfn)
+{
+	if (pfn == ~0ULL)
+		return 0; /* the kernel's pfn for no page */
+	return vmemmap_base + pfn * bpf_core_type_size(struct page);
+}
+
+/* The cache of slab object ptr: the struct slab that overlays its head
+ * page.  NULL where not known. */
+static __always_inline struct kmem_cache *slab_cache_of(__u64 ptr)
+{
+	struct page *page;
+	__u64 head;
+
+	if (!slab_linear_map || !vmemmap_base || ptr < slab_linear_map)
+		return NULL;
+	page = (void *)page_of_pfn((ptr - slab_linear_map) / page_size);
+	head = BPF_CORE_READ(page, compound_head);
+	if (head & 1)
+		page = (void *)(head - 1);
+	return BPF_CORE_READ((struct slab *)page, slab_cache);
+}
+
+SEC("tracepoint/kmem/kmalloc")
+int tpe_kmalloc(struct trace_event_raw_kmalloc *r)
+{
+	__u64 args[6] = { r->call_site, (__u64)r->ptr, r->bytes_req, r->bytes_alloc, r->gfp_flags,
+			  r->node };
+
+	return on_kmalloc(args, r, true, true);
+}
+
+SEC("tracepoint/kmem/kmem_cache_alloc")
+int tpe_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *r)
+{
+	struct event_ctx ev;
+	__u64 ptr = (__u64)r->ptr, req = r->bytes_req;
+	struct kmem_cache *s;
+
+	if (!task_passes(&ev))
+		return 0;
+	s = ptr > KMT_ZERO_SIZE_PTR ? slab_cache_of(ptr) : NULL;
+	/* A cache that is not the object's says nothing true of it. */
+	if (s && BPF_CORE_READ(s, object_size) != req)
+		s = NULL;
+	return cache_alloc_passed(r, &ev, true, false, s, r->call_site, ptr, req, r->bytes_alloc,
+				  r->gfp_flags, true, r->node);
+}
+
+SEC("tracepoint/kmem/kfree")
+int tpe_kfree(struct trace_event_raw_kfree *r)
+{
+	__u64 args[2] = { r->call_site, (__u64)r->ptr };
+
+	return on_kfree(args, r, true, false);
+}
+
+SEC("tracepoint/kmem/kmem_cache_free")
+int tpe_kmem_cache_free(struct trace_event_raw_kmem_cache_free *r)
+{
+	__u64 ptr = (__u64)r->ptr;
+	__u64 args[3] = { r->call_site, ptr, 0 };
+
+	/* Only the stream names the cache of a free: no slab walk for the others. */
+	if (do_stream && free_wanted_by_filtered(EV_CACHE))
+		args[2] = (__u64)slab_cache_of(ptr);
+	return on_cache_free(args, r, true, false);
+}
+
+SEC("tracepoint/kmem/mm_page_alloc")
+int tpe_mm_page_alloc(struct trace_event_raw_mm_page_alloc *r)
+{
+	__u64 args[4] = { page_of_pfn(r->pfn), r->order, r->gfp_flags, r->migratetype };
+
+	return on_page_alloc(args, r, true, false);
+}
+
+SEC("tracepoint/kmem/mm_page_free")
+int tpe_mm_page_free(struct trace_event_raw_mm_page_free *r)
+{
+	__u64 args[2] = { page_of_pfn(r->pfn), r->order };
+
+	return on_page_free(args, r, true, false);
+}
+
+SEC("tracepoint/percpu/percpu_alloc_percpu")
+int tpe_percpu_alloc_percpu(struct trace_event_raw_percpu_alloc_percpu *r)
+{
+	__u64 args[10] = { r->call_site, r->reserved, r->is_atomic, r->size, r->align,
+			   (__u64)r->base_addr, r->off, (__u64)r->ptr, r->bytes_alloc,
+			   r->gfp_flags };
+
+	return on_percpu_alloc(args, r, true, false);
+}
+
+SEC("tracepoint/percpu/percpu_free_percpu")
+int tpe_percpu_free_percpu(struct trace_event_raw_percpu_free_percpu *r)
+{
+	__u64 args[3] = { (__u64)r->base_addr, r->off, (__u64)r->ptr };
+
+	return on_percpu_free(args, r, true, false);
+}
+
+SEC("tracepoint/vmalloc/alloc_vmap_area")
+int tpe_alloc_vmap_area(struct trace_event_raw_alloc_vmap_area *r)
+{
+	__u64 args[6] = { r->addr, r->size, r->align, r->vstart, r->vend, r->failed };
+
+	return on_alloc_vmap_area(args, r, true, false);
+}
+
+SEC("tracepoint/vmalloc/free_vmap_area_noflush")
+int tpe_free_vmap_area_noflush(struct trace_event_raw_free_vmap_area_noflush *r)
+{
+	__u64 args[3] = { r->va_start, r->nr_lazy, r->nr_lazy_max };
+
+	return on_free_vmap_area(args, r, true, false);
+}
+
 /* Not attached: run on each CPU by user space (stream.c). */
 SEC("raw_tp") int heartbeat(void *ctx) { return stream_heartbeat(true); }
 SEC("raw_tp") int heartbeatc(void *ctx) { return stream_heartbeat(false); }
@@ -789,8 +926,8 @@ SEC("raw_tp") int heartbeatc(void *ctx) { return stream_heartbeat(false); }
  * (bpf_program__set_attach_target), the one this kernel has.
  */
 #define KMT_FUNC_ENTRY_POINTS(kind, row, handler)                                                \
-	SEC(#kind) int fe_##row(__u64 *ctx) { return handler(ctx, true, true); }                \
-	SEC(#kind) int fec_##row(__u64 *ctx) { return handler(ctx, false, true); }
+	SEC(#kind) int fe_##row(__u64 *ctx) { return handler(ctx, ctx, true, true); }                \
+	SEC(#kind) int fec_##row(__u64 *ctx) { return handler(ctx, ctx, false, true); }
 
 KMT_FUNC_ENTRY_POINTS(fexit, vmalloc_node_range, on_vmalloc_node_range)
 KMT_FUNC_ENTRY_POINTS(fexit, vmalloc_node, on_vmalloc_node)

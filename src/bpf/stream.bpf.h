@@ -688,8 +688,8 @@ static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, 
 				      ARG(ctx, 0), ptr, 0);
 }
 
-static __always_inline void stream_page_alloc(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
-					      __u32 order, __u64 bytes)
+static __always_inline void stream_page_alloc(__u64 *ctx, void *regs, struct event_ctx *ev,
+					      bool atomic_fetch, __u32 order, __u64 bytes)
 {
 	struct kmt_rec_page_alloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
@@ -698,7 +698,7 @@ static __always_inline void stream_page_alloc(__u64 *ctx, struct event_ctx *ev, 
 	/* Pages have no call site in this tracepoint: the ABI's 0, unless
 	 * --stat --page asks for the caller from the stack. */
 	fill_core(&rec->core, ev, KMT_EVENT_ALLOC, KMT_TYPE_PAGES, sizeof(*rec), atomic_fetch,
-		  stream_page_sites ? stack_site(ctx, KMT_TEXT_PAGE_ALLOC) : 0, ARG(ctx, 0));
+		  stream_page_sites ? stack_site(regs, KMT_TEXT_PAGE_ALLOC) : 0, ARG(ctx, 0));
 	fill_alloc(&rec->alloc, bytes, bytes, ARG(ctx, 2), -1);
 	fill_when(&rec->when, 0, ev);
 	fill_page(&rec->page, &rec->core.ptr, order, ARG(ctx, 3));

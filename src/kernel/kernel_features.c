@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <linux/bpf.h>
@@ -275,6 +276,23 @@ static unsigned long long kmalloc_large_over(const struct btf *btf)
 	return 2ULL * sysconf(_SC_PAGESIZE);
 }
 
+/*
+ * Does the kernel run tp_btf and raw_tp programs (and fentry's) with
+ * preemption on?  Since 7.0 tracepoint callbacks are guarded by SRCU-fast
+ * (a46023d5616e) and BPF's only keeps them on their CPU (f7d327654b88)
+ * where RCU is preemptible, as the full and lazy preemption models make
+ * it; task_struct then has the RCU read-side nesting count.
+ */
+static bool tp_progs_preemptible(const struct btf *btf)
+{
+	struct utsname u;
+	int major = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d", &major) != 1)
+		return false;
+	return major >= 7 && struct_member(btf, "task_struct", "rcu_read_lock_nesting");
+}
+
 int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf, char *err,
 			   size_t err_size)
 {
@@ -292,6 +310,7 @@ int kernel_features_detect(const struct btf *vmlinux, struct kernel_features *kf
 	kf->atomic_fetch = probe_atomic_fetch();
 	kf->tp_btf_void_arg = probe_tp_btf_void_arg(ids[SRC_KFREE]);
 	kf->bpf_loop = enum_has(vmlinux, "bpf_func_id", "BPF_FUNC_loop");
+	kf->tp_preemptible = tp_progs_preemptible(vmlinux);
 	kf->kmalloc_large_over = kmalloc_large_over(vmlinux);
 	return 0;
 }

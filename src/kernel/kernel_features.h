@@ -19,6 +19,7 @@ struct kernel_features {
 	bool atomic_fetch;              /* BPF atomic fetch-add (5.12+) */
 	bool tp_btf_void_arg;           /* tp_btf may read void * arguments (6.16+) */
 	bool bpf_loop;                  /* the bpf_loop() helper (5.17+) */
+	bool tp_preemptible;            /* tp_btf, raw_tp, fentry run preemptibly (7.0+) */
 	/* bytes_alloc of a kmalloc served by the page allocator is above
 	 * this (KMALLOC_MAX_CACHE_SIZE); 0 when not known */
 	unsigned long long kmalloc_large_over;
