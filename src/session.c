@@ -138,11 +138,20 @@ static int choose_classic(struct session *s)
 		return 0;
 	}
 	s->classic = true;
+	/* The neighbours read bpf_prog_active, which the kernel finds by name
+	 * only with CONFIG_KALLSYMS_ALL. */
+	s->classic_nested = s->kf.tp_btf_void_arg && session_ksyms(s) &&
+			    ksyms_addr_of(session_ksyms(s), "bpf_prog_active");
 	if (s->env->verbose)
-		fprintf(stderr, "kmemsnoop: classic tracepoint programs for the kmem events (%s)%s\n",
+		fprintf(stderr, "kmemsnoop: classic tracepoint programs for the kmem events (%s)%s; "
+				"%s\n",
 			t == PROG_TRACEPOINT ? "--prog-type=tracepoint" :
 			"this kernel runs tp_btf and raw_tp programs preemptibly",
-			mounted ? "; tracefs mounted on /sys/kernel/tracing" : "");
+			mounted ? "; tracefs mounted on /sys/kernel/tracing" : "",
+			s->classic_nested ? "tp_btf ones beside them for the events in interrupts "
+					    "during a run" :
+			"the events in interrupts during a run are skipped (no tp_btf, or no "
+			"bpf_prog_active in /proc/kallsyms: CONFIG_KALLSYMS_ALL)");
 	return 0;
 }
 
@@ -288,6 +297,18 @@ static struct bpf_program *classic_prog(const struct session *s, enum kmt_source
 	return bpf_object__find_program_by_name(s->skel->obj, name);
 }
 
+/* The tp_btf program beside src's classic one (tpn_<tp>), or NULL: none
+ * where tp_btf cannot read the arguments. */
+static struct bpf_program *nested_prog(const struct session *s, enum kmt_source src)
+{
+	char name[64];
+
+	if (!s->classic_nested || !classic_prog(s, src))
+		return NULL;
+	snprintf(name, sizeof(name), "tpn_%s", event_sources[src].name);
+	return bpf_object__find_program_by_name(s->skel->obj, name);
+}
+
 static struct bpf_program *source_prog(const struct session *s, enum kmt_source src)
 {
 	struct bpf_program *classic = classic_prog(s, src);
@@ -320,6 +341,8 @@ static int choose_programs(struct session *s)
 			continue;
 		prog = source_prog(s, src);
 		bpf_program__set_autoload(prog, true);
+		if (nested_prog(s, src))
+			bpf_program__set_autoload(nested_prog(s, src), true);
 		if (is_function(src) && bpf_program__set_attach_target(prog, 0, s->funcs[src]))
 			return session_fail(s, "attaching to %s: %s", s->funcs[src], strerror(errno));
 	}
@@ -479,6 +502,12 @@ static int attach_all(struct session *s)
 			return session_fail(s, "attaching to %s (%s): %s",
 					    s->funcs[src] ? s->funcs[src] : event_sources[src].name,
 					    prog_kind(s, src), strerror(errno));
+		if (!nested_prog(s, src))
+			continue;
+		s->nested_links[src] = bpf_program__attach(nested_prog(s, src));
+		if (!s->nested_links[src])
+			return session_fail(s, "attaching to %s (tp_btf, beside tracepoint): %s",
+					    event_sources[src].name, strerror(errno));
 	}
 	return 0;
 }
@@ -488,6 +517,8 @@ void session_detach_all(struct session *s)
 	for (int src = 0; src < SRC_COUNT; src++) {
 		bpf_link__destroy(s->links[src]);
 		s->links[src] = NULL;
+		bpf_link__destroy(s->nested_links[src]);
+		s->nested_links[src] = NULL;
 	}
 }
 
@@ -636,20 +667,30 @@ int session_setup(struct session *s)
 
 /* --- the programs' counters, read when the run ends (session_run.c) --------- */
 
+static unsigned long long prog_misses(const struct bpf_program *prog)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (!prog || bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
+/*
+ * The kernel's count of events it did not run a program for, less those a
+ * classic program skipped that its tp_btf neighbour took.  The neighbour's
+ * own misses are not events lost: it skips while a preempted run holds it,
+ * and what it skipped the classic program took but for those counted.
+ */
 unsigned long long session_missed(const struct session *s)
 {
 	unsigned long long misses = 0;
 
-	for (int src = 0; src < SRC_COUNT; src++) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		if (!session_source_wanted(s, src))
-			continue;
-		if (!bpf_obj_get_info_by_fd(bpf_program__fd(source_prog(s, src)), &info, &len))
-			misses += info.recursion_misses;
-	}
-	return misses;
+	for (int src = 0; src < SRC_COUNT; src++)
+		if (session_source_wanted(s, src))
+			misses += prog_misses(source_prog(s, src));
+	return misses > s->skel->bss->nested_taken ? misses - s->skel->bss->nested_taken : 0;
 }
 
 void session_free(struct session *s)

@@ -40,6 +40,7 @@ struct session {
 	int ncpus;
 	bool raw_tp;                 /* the programs loaded are raw_tp */
 	bool classic;                /* the kmem tracepoints run classic tracepoint programs */
+	bool classic_nested;         /* and tp_btf ones beside them (nested_prog) */
 	struct kmemsnoop_bpf *skel;  /* after session_setup */
 	struct bpf_wants wants;      /* the union of the modes' */
 	bool terminal_taken;         /* a full-screen view owns stdout until finish */
@@ -48,6 +49,9 @@ struct session {
 	struct mode *modes[SESSION_MAX_MODES];
 	int nmodes;
 	struct bpf_link *links[SRC_COUNT];
+	/* Beside a classic program, the tp_btf one that takes the events it
+	 * skips while another runs on the CPU (kmemsnoop.bpf.c) */
+	struct bpf_link *nested_links[SRC_COUNT];
 	const char *funcs[SRC_COUNT];  /* fentry/fexit sources: the function chosen */
 	unsigned long long vmemmap_base;
 	unsigned long long linear_map; /* virtual address of physical 0; 0: not known */

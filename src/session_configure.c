@@ -219,6 +219,7 @@ void session_configure(struct session *s)
 	ro->possible_cpus = s->ncpus;
 	ro->vmemmap_base = s->vmemmap_base;
 	ro->slab_linear_map = s->classic ? s->linear_map : 0;
+	ro->runs_preemptible = s->kf.tp_preemptible;
 	configure_large(s);
 	configure_text_ranges(s);
 	configure_bulk(s);

@@ -172,12 +172,19 @@ static void print_program_costs(const struct session *s)
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			continue;
-		fprintf(stderr, "kmemsnoop: %s: %llu runs, %.0f ns per run (bpf_stats)\n",
-			bpf_program__name(prog), (unsigned long long)info.run_cnt,
-			(double)info.run_time_ns / (double)info.run_cnt);
+		if (info.run_cnt)
+			fprintf(stderr, "kmemsnoop: %s: %llu runs, %.0f ns per run (bpf_stats)\n",
+				bpf_program__name(prog), (unsigned long long)info.run_cnt,
+				(double)info.run_time_ns / (double)info.run_cnt);
+		if (info.recursion_misses)
+			fprintf(stderr, "kmemsnoop: %s: %llu events skipped by the kernel\n",
+				bpf_program__name(prog), (unsigned long long)info.recursion_misses);
 	}
+	if (s->classic_nested)
+		fprintf(stderr, "kmemsnoop: %llu events the classic programs skipped taken by the "
+				"tp_btf ones\n", (unsigned long long)s->skel->bss->nested_taken);
 }
 
 /* Detach first: the modes' last reading then has everything.  Every mode

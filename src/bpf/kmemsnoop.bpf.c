@@ -804,20 +804,44 @@ static __always_inline __u64 page_of_pfn(__u64 pfn)
 	return vmemmap_base + pfn * bpf_core_type_size(struct page);
 }
 
+/* 7.x renamed page->compound_head (fc3f334ce2b9). */
+struct page___compound_info {
+	unsigned long compound_info;
+} __attribute__((preserve_access_index));
+
+/*
+ * The head page of page.  A tail page's word has bit 0 set, and the rest
+ * is the head's address, or where struct page is a power of two in size
+ * with HugeTLB's vmemmap optimization (7.x, d6746190bbf3), a mask that
+ * keeps the head's address of the tail's: all ones above its lowest set
+ * bit, which no address in vmemmap is.
+ */
+static __always_inline __u64 head_page(__u64 page)
+{
+	__u64 info, rest;
+
+	if (bpf_core_field_exists(((struct page___compound_info *)0)->compound_info))
+		info = BPF_CORE_READ((struct page___compound_info *)page, compound_info);
+	else
+		info = BPF_CORE_READ((struct page *)page, compound_head);
+	if (!(info & 1))
+		return page;
+	rest = info - 1;
+	if (rest + (rest & -rest) == 0)
+		return page & info;
+	return rest;
+}
+
 /* The cache of slab object ptr: the struct slab that overlays its head
  * page.  NULL where not known. */
 static __always_inline struct kmem_cache *slab_cache_of(__u64 ptr)
 {
-	struct page *page;
 	__u64 head;
 
 	if (!slab_linear_map || !vmemmap_base || ptr < slab_linear_map)
 		return NULL;
-	page = (void *)page_of_pfn((ptr - slab_linear_map) / page_size);
-	head = BPF_CORE_READ(page, compound_head);
-	if (head & 1)
-		page = (void *)(head - 1);
-	return BPF_CORE_READ((struct slab *)page, slab_cache);
+	head = head_page(page_of_pfn((ptr - slab_linear_map) / page_size));
+	return BPF_CORE_READ((struct slab *)head, slab_cache);
 }
 
 SEC("tracepoint/kmem/kmalloc")
@@ -915,6 +939,48 @@ int tpe_free_vmap_area_noflush(struct trace_event_raw_free_vmap_area_noflush *r)
 
 	return on_free_vmap_area(args, r, true, false);
 }
+
+/*
+ * perf's callbacks run a classic program only while no other classic or
+ * kprobe program runs on the CPU (the per-CPU bpf_prog_active): an
+ * interrupt during a run, and the softirq work at its end (RCU callbacks
+ * that free thousands of objects), would go unseen.  Beside each classic
+ * program a tp_btf one (tpn_<tp>) takes exactly the events it skips: the
+ * count is above 0 whether the classic program ran before on the same
+ * event (and gave it back) or runs after.  Those events run in interrupts,
+ * where no task preempts them.  user space subtracts what these took from
+ * the classic programs' misses.
+ */
+extern const int bpf_prog_active __ksym __weak;
+
+__u64 nested_taken = 0;
+
+static __always_inline bool classic_skips(void)
+{
+	if (!&bpf_prog_active) /* a weak symbol: NULL where the kernel has none */
+		return false;
+	return *(const int *)bpf_this_cpu_ptr(&bpf_prog_active) != 0;
+}
+
+#define KMT_NESTED_ENTRY_POINT(tp, handler)                                                      \
+	SEC("tp_btf/" #tp) int tpn_##tp(__u64 *ctx)                                              \
+	{                                                                                        \
+		if (!classic_skips())                                                            \
+			return 0;                                                                \
+		__sync_fetch_and_add(&nested_taken, 1);                                          \
+		return handler(ctx, ctx, true, true);                                            \
+	}
+
+KMT_NESTED_ENTRY_POINT(kmalloc, on_kmalloc_tp)
+KMT_NESTED_ENTRY_POINT(kmem_cache_alloc, on_cache_alloc_tp)
+KMT_NESTED_ENTRY_POINT(kfree, on_kfree)
+KMT_NESTED_ENTRY_POINT(kmem_cache_free, on_cache_free)
+KMT_NESTED_ENTRY_POINT(mm_page_alloc, on_page_alloc)
+KMT_NESTED_ENTRY_POINT(mm_page_free, on_page_free)
+KMT_NESTED_ENTRY_POINT(percpu_alloc_percpu, on_percpu_alloc)
+KMT_NESTED_ENTRY_POINT(percpu_free_percpu, on_percpu_free)
+KMT_NESTED_ENTRY_POINT(alloc_vmap_area, on_alloc_vmap_area)
+KMT_NESTED_ENTRY_POINT(free_vmap_area_noflush, on_free_vmap_area)
 
 /* Not attached: run on each CPU by user space (stream.c). */
 SEC("raw_tp") int heartbeat(void *ctx) { return stream_heartbeat(true); }

@@ -169,9 +169,14 @@ struct stage_level {
 	__u32 start;       /* [start, len): staged, not yet copied into the ring */
 	__u32 len;
 	__u32 busy;        /* a record is being written at len, or start and len read or set */
-	__u32 events;      /* in [start, len): allocation and free records */
+	/* Staged since the start, counted by the writers; what of it a
+	 * flush took (copied or lost), by the flushes: [start, len) holds
+	 * the difference.  Apart, so that a flush never writes what a
+	 * writer may be adding to. */
+	__u32 events;      /* allocation and free records */
 	__u32 event_bytes; /* their bytes */
 	__u32 tasks;       /* task records */
+	__u32 taken_events, taken_event_bytes, taken_tasks;
 	/* Twice STAGE_END: the verifier cannot relate a copy's start to its
 	 * length, each below STAGE_END, so their sum must fit. */
 	__u8 data[2 * STAGE_END];
@@ -229,6 +234,27 @@ static __always_inline __u64 wakeup_flags(struct kmt_cpu_counters *cc)
 	return BPF_RB_FORCE_WAKEUP;
 }
 
+/*
+ * Takes a level (or the flush) for this run: true when it was free.  Where
+ * runs are preempted (7.x: the tp_btf, raw_tp and fentry programs; the
+ * classic tracepoint programs are not), another task's run on this CPU can
+ * come between a look and a store, so the two are one compare-and-swap;
+ * elsewhere only an interrupt can, and it gives the level back before this
+ * run goes on.
+ */
+const volatile bool runs_preemptible = false;
+
+static __always_inline bool stage_claim(__u32 *flag)
+{
+	if (runs_preemptible)
+		return __sync_val_compare_and_swap(flag, 0, 1) == 0;
+	if (*flag)
+		return false;
+	*flag = 1;
+	barrier();
+	return true;
+}
+
 /* What a flush copies of a level: its records then, and their counts. */
 struct stage_span {
 	__u32 start, len, events, event_bytes, tasks;
@@ -265,8 +291,8 @@ __noinline int stage_flush(__u32 cpu)
 	for (int i = 0; i < STAGE_LEVELS; i++)
 		if (all->level[i].busy)
 			return 0;
-	all->flushing = 1;
-	barrier();
+	if (!stage_claim(&all->flushing))
+		return 0;
 	ring = bpf_map_lookup_elem(&rings, &cpu);
 	flags = wakeup_flags(cc);
 	for (int i = 0; i < STAGE_LEVELS; i++) {
@@ -274,9 +300,13 @@ __noinline int stage_flush(__u32 cpu)
 		struct stage_span span;
 		__u32 n;
 
-		l->busy = 1;
-		barrier();
-		span = (struct stage_span){ l->start, l->len, l->events, l->event_bytes, l->tasks };
+		/* Taken since the look above by a run that preempted this
+		 * one: it copies once done; the levels above wait, in order. */
+		if (!stage_claim(&l->busy))
+			break;
+		span = (struct stage_span){ l->start, l->len, l->events - l->taken_events,
+					    l->event_bytes - l->taken_event_bytes,
+					    l->tasks - l->taken_tasks };
 		barrier();
 		l->busy = 0;
 		n = span.start < span.len ? span.len - span.start : 0;
@@ -294,16 +324,21 @@ __noinline int stage_flush(__u32 cpu)
 			bytes += span.event_bytes;
 			tasks += span.tasks;
 		}
-		l->busy = 1;
+		/* Only a flush writes these: no claim needed. */
+		l->taken_events += span.events;
+		l->taken_event_bytes += span.event_bytes;
+		l->taken_tasks += span.tasks;
+		l->start = span.len;
 		barrier();
-		l->events -= span.events;
-		l->event_bytes -= span.event_bytes;
-		l->tasks -= span.tasks;
+		/* Back to the beginning when nothing was staged meanwhile,
+		 * holding the level.  A preempted writer holding it: a later
+		 * flush copies from start, and the levels above wait for what
+		 * it writes (their events may refer to its task record). */
+		if (!stage_claim(&l->busy))
+			break;
 		if (l->len == span.len) {
 			l->start = 0;
 			l->len = 0;
-		} else {
-			l->start = span.len; /* staged by a program that interrupted the copy */
 		}
 		barrier();
 		l->busy = 0;
@@ -337,8 +372,8 @@ static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 			stage_flush(ev->cpu); /* left full while a level below was busy */
 		/* Taken before its length is read: a program interrupting this
 		 * one in between writes elsewhere. */
-		l->busy = 1;
-		barrier();
+		if (!stage_claim(&l->busy))
+			continue;
 		off = l->len;
 		if (off >= STAGE_BLOCK) {
 			l->busy = 0; /* still full: a level below is busy */
