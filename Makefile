@@ -199,7 +199,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 .DELETE_ON_ERROR:
 
 all: kmemsnoop tests/unit/unit_tests tests/dwarf_fixture tests/nodwarf_fixture tests/workload \
-	tests/bpf_progs
+	tests/bpf_progs tests/recwalk
 
 kmemsnoop: $(APP_OBJS) $(LIBBPF_DEP)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(APP_OBJS) $(LIBBPF_LIBS) $(LIBDW_LIBS) -lelf -lz $(CURSES_LIBS) \
@@ -289,6 +289,10 @@ $(TEST_BIN)/workload: tests/workload.c
 	mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -static $< -o $@
 
+$(TEST_BIN)/recwalk: tests/recwalk.c
+	mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -static $< -o $@
+
 # The same objects linked with -static, checked to need no shared library:
 # this binary runs in the test VMs' initramfs and on machines without libbpf.
 # The HTTP server of --listen: libevent's archives (HTTPD_PC, as the
@@ -309,7 +313,7 @@ $(STATIC_KMEMSNOOP): $(STATIC_OBJS) $(LIBBPF_DEP)
 		echo "kmemsnoop: $@ still needs shared libraries:" >&2; $(READELF) -d $@ | grep NEEDED >&2; \
 		rm -f $@; exit 1; fi
 
-static: $(STATIC_KMEMSNOOP) $(if $(CROSS),$(TEST_BIN)/workload $(TEST_BIN)/bpf_progs)
+static: $(STATIC_KMEMSNOOP) $(if $(CROSS),$(TEST_BIN)/workload $(TEST_BIN)/recwalk $(TEST_BIN)/bpf_progs)
 	cp $(STATIC_KMEMSNOOP) $(STATIC_COPY)
 
 # arm64 from any machine: the static binaries (ARCH=arm64 above) and the
@@ -331,13 +335,13 @@ test: deps-test
 	$(MAKE) all $(STATIC_KMEMSNOOP) $(if $(filter 0,$(VMTEST)),,static-arm64)
 	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tests/run.sh
 
-vmtest: $(STATIC_KMEMSNOOP) tests/workload tests/bpf_progs
+vmtest: $(STATIC_KMEMSNOOP) tests/workload tests/recwalk tests/bpf_progs
 	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tools/vmtest
 
 # The kernel's debug vmlinux in the VM: test_dwarf_kernel checks the tags
 # against the lines its DWARF gives (tools/dwarf-expect).
 DWARF_SERIES ?= 6.1
-vmtest-dwarf: $(STATIC_KMEMSNOOP) tests/workload tests/bpf_progs
+vmtest-dwarf: $(STATIC_KMEMSNOOP) tests/workload tests/recwalk tests/bpf_progs
 	VMTEST_DWARF=1 VMTEST_TESTS="$${VMTEST_TESTS:-test_dwarf_kernel}" \
 		KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tools/vmtest $(DWARF_SERIES)
 
@@ -473,7 +477,7 @@ deb: $(STATIC_KMEMSNOOP)
 
 clean:
 	rm -rf $(OUTPUT) kmemsnoop tests/unit/unit_tests tests/dwarf_fixture \
-		tests/nodwarf_fixture tests/workload tests/bpf_progs $(BENCH_PROGS) kmemsnoop-arm64 \
+		tests/nodwarf_fixture tests/workload tests/recwalk tests/bpf_progs $(BENCH_PROGS) kmemsnoop-arm64 \
 		kmemsnoop-static kmemsnoop_*.deb
 
 # --- sanitizers and fuzzing ------------------------------------------------------
