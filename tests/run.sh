@@ -11,8 +11,9 @@
 # Then tools/vmtest, the same integration tests on other kernels under
 # QEMU, whose tagged result lines count here too (VMTEST=0 leaves it out),
 # and, when the arm64 build is there (make test builds it), tools/vmtest
-# --arch arm64 on the newest arm64 kernel (VMTEST_ARM64: the series,
-# default "newest"; "all" the whole arm64 matrix, which takes about as
+# --arch arm64 on the newest arm64 kernel and its preempt=full variant
+# (VMTEST_ARM64: the series, default "newest newest+full";
+# "all" the whole arm64 matrix, which takes about as
 # long as the x86 one and so runs outside CI; 0 none), started before the
 # host's tests and run beside them, then beside the x86 matrix within the
 # same VMs at a time (tools/vmtest's VMTEST_SLOTS), its results counted
@@ -88,7 +89,7 @@ else
 	done
 fi
 
-arm64_series=${VMTEST_ARM64:-newest}
+arm64_series=${VMTEST_ARM64:-newest newest+full}
 [ "$arm64_series" = all ] && arm64_series=""
 arm64=0
 if [ $vmtest = 2 ] || { [ $vmtest = 1 ] && [ "$arm64_series" != 0 ] &&

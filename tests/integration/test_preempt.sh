@@ -10,11 +10,14 @@
 # load before kmemsnoop chose classic tracepoint programs there).
 #   preempt.MODE.clean    kmemsnoop ran the load through and exited 0
 #   preempt.MODE.missed   the events kmemsnoop says the kernel skipped are
-#                         at most 1 in 500 of those it counted (the figure
+#                         at most 1 in 500 of those it counted (--stat: its
+#                         allocations, and as many frees; the figure
 #                         is printed either way: what remains are the fexit
 #                         programs and the sched tracepoints' tp_btf
 #                         programs, which nothing runs with preemption off)
 # for MODE text, record (-o), allocinfo (--allocinfo=total), hist, stat.
+#   preempt.text.names    every kmem_cache_alloc line names its cache (the
+#                         classic programs find it from the object's slab)
 # The recording made under the load, read by tests/recwalk (written from
 # docs/ABI.md, apart from kmemsnoop -i):
 #   preempt.record.walk      every record decodes and leads to the next
@@ -22,13 +25,15 @@
 #                            numbers once, from 0 to its last
 #   preempt.record.events    its events add up to the summary's count
 #
-# vmtest: runs everywhere (the newest kernels are the point; the older
-#   ones, whose programs run with preemption off, must show the same).
+# vmtest: newest only: the kernels whose tracepoints run programs
+#   preemptibly (on the others the host's run shows the same), also booted
+#   with preempt=full (tools/vmtest's newest+full).
 . "$(dirname "$0")/../lib.sh"
 
 MODES=(text record allocinfo hist stat)
 TESTS=()
 for m in "${MODES[@]}"; do TESTS+=(preempt.$m.clean preempt.$m.missed); done
+TESTS+=(preempt.text.names)
 TESTS+=(preempt.record.walk preempt.record.sequence preempt.record.events)
 SECS=${PREEMPT_SECONDS:-4}
 RECWALK=${RECWALK:-$TOP/tests/recwalk}
@@ -60,8 +65,14 @@ counted() {
 			"$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { n += $2 } END { print n + 0 }' "$out")"
 		;;
 	hist)
-		sed -n 's/^kmemsnoop: \([0-9]*\) allocations ([0-9]* failed), \([0-9]*\) frees in .*; \([0-9]*\) events missed$/\4 \1 \2/p' "$err" |
+		sed -n 's/^kmemsnoop: \([0-9]*\) allocations ([0-9]* failed), \([0-9]*\) frees in .*; \([0-9]*\) events missed$/\3 \1 \2/p' "$err" |
 			awk '{ print $1, $2 + $3 }'
+		;;
+	stat)
+		# The allocations, and as many frees, which it does not count.
+		awk '/^kmemsnoop: [0-9]+ allocations counted in BPF maps/ { n = 2 * $2 }
+		/^kmemsnoop: [0-9]+ events missed/ { m = $2 }
+		END { if (n != "") print m + 0, n }' "$err"
 		;;
 	*)
 		awk '/^kmemsnoop: [0-9]+ events written/ { n = $2 }
@@ -76,6 +87,7 @@ for m in "${MODES[@]}"; do
 	if ! ks_start "$m" $(mode_args "$m"); then
 		fail "preempt.$m.clean" "$(ks_start_fail_why "$m")"
 		fail "preempt.$m.missed" "kmemsnoop did not start"
+		[ "$m" = text ] && fail preempt.text.names "kmemsnoop did not start"
 		continue
 	fi
 	pids=()
@@ -91,6 +103,14 @@ for m in "${MODES[@]}"; do
 	rc=$?
 	[ $rc -eq 0 ] && [ $wl_rc -eq 0 ]
 	check $? "preempt.$m.clean" "kmemsnoop exited $rc, the load $wl_rc" "$(ks_err "$m")"
+	if [ "$m" = text ]; then
+		# Where classic programs run, the cache comes from the object's
+		# slab (the record has none): every line must still name it.
+		read -r caches named < <(awk '/ kmem_cache_alloc: / { n++; if (/ name=/) k++ }
+			END { print n + 0, k + 0 }' "$(ks_out text)")
+		[ "$caches" -gt 0 ] && [ "$named" -eq "$caches" ]
+		check $? preempt.text.names "$named of $caches kmem_cache_alloc lines name their cache"
+	fi
 	read -r missed n < <(counted "$m")
 	if [ -z "$n" ] || [ "$n" -eq 0 ]; then
 		fail "preempt.$m.missed" "no count of events in kmemsnoop's output" "$(ks_err "$m")"
