@@ -869,7 +869,11 @@ int tpe_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *r)
 
 	if (!task_passes(&ev))
 		return 0;
-	s = ptr > KMT_ZERO_SIZE_PTR ? slab_cache_of(ptr) : NULL;
+	/* The slab walk only for the parts that name the cache. */
+	s = (do_stream || do_stat || (do_hist && (hist_key_mask & (1 << KMT_BY_CACHE)))) &&
+			    ptr > KMT_ZERO_SIZE_PTR ?
+		    slab_cache_of(ptr) :
+		    NULL;
 	/* A cache that is not the object's says nothing true of it. */
 	if (s && s->object_size != req)
 		s = NULL;
