@@ -238,21 +238,38 @@ static __always_inline __u64 wakeup_flags(struct kmt_cpu_counters *cc)
  * Takes a level (or the flush) for this run: true when it was free.  Where
  * runs are preempted (7.x: the tp_btf, raw_tp and fentry programs; the
  * classic tracepoint programs are not), another task's run on this CPU can
- * come between a look and a store, so the two are one compare-and-swap;
- * elsewhere only an interrupt can, and it gives the level back before this
- * run goes on.
+ * come between a look and a store: each taker adds one, and holds the flag
+ * only if it then reads one (a later taker reads more, and takes its one
+ * back).  An add, not a compare-and-swap: 5.10 and 5.11 have none, and
+ * reject an instruction they do not know even where it never runs.
+ * Elsewhere only an interrupt can come between, and it gives the level
+ * back before this run goes on.
  */
 const volatile bool runs_preemptible = false;
 
 static __always_inline bool stage_claim(__u32 *flag)
 {
-	if (runs_preemptible)
-		return __sync_val_compare_and_swap(flag, 0, 1) == 0;
+	if (runs_preemptible) {
+		__sync_fetch_and_add(flag, 1);
+		if (*(volatile __u32 *)flag == 1)
+			return true;
+		__sync_fetch_and_add(flag, -1);
+		return false;
+	}
 	if (*flag)
 		return false;
 	*flag = 1;
 	barrier();
 	return true;
+}
+
+static __always_inline void stage_release(__u32 *flag)
+{
+	barrier();
+	if (runs_preemptible)
+		__sync_fetch_and_add(flag, -1);
+	else
+		*flag = 0;
 }
 
 /* What a flush copies of a level: its records then, and their counts. */
@@ -307,8 +324,7 @@ __noinline int stage_flush(__u32 cpu)
 		span = (struct stage_span){ l->start, l->len, l->events - l->taken_events,
 					    l->event_bytes - l->taken_event_bytes,
 					    l->tasks - l->taken_tasks };
-		barrier();
-		l->busy = 0;
+		stage_release(&l->busy);
 		n = span.start < span.len ? span.len - span.start : 0;
 		/* Clamped where they cannot be larger, each in the register
 		 * passed: the verifier bounds the copy by them. */
@@ -340,11 +356,9 @@ __noinline int stage_flush(__u32 cpu)
 			l->start = 0;
 			l->len = 0;
 		}
-		barrier();
-		l->busy = 0;
+		stage_release(&l->busy);
 	}
-	barrier();
-	all->flushing = 0;
+	stage_release(&all->flushing);
 	if (gone) {
 		__sync_fetch_and_add(&lost->events, events);
 		__sync_fetch_and_add(&lost->bytes, bytes);
@@ -376,7 +390,7 @@ static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 			continue;
 		off = l->len;
 		if (off >= STAGE_BLOCK) {
-			l->busy = 0; /* still full: a level below is busy */
+			stage_release(&l->busy); /* still full: a level below is busy */
 			continue;
 		}
 		ev->stages = all;
@@ -406,8 +420,7 @@ static __always_inline void stage_submit(struct event_ctx *ev, const struct kmt_
 		l->tasks++;
 	}
 	l->len += ev->stage_size;
-	barrier();
-	l->busy = 0;
+	stage_release(&l->busy);
 	barrier();
 	if (level && ev->cpu < KMT_MAX_CPUS)
 		__sync_fetch_and_add(&cpu_counters[ev->cpu].nested, 1);

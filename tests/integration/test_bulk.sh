@@ -19,7 +19,7 @@
 #                   hands the undos to kvfree_rcu(), whose batch a kworker
 #                   frees with kfree_bulk() after a grace period, more than
 #                   32 pointers a call.  --allocinfo -p: the undos' line
-#                   holds UNDO allocations, then their function holds
+#                   holds UNDO allocations, then their call site holds
 #                   UNDO fewer, and kmemsnoop does not say it missed
 #                   objects of a bulk call; a system-wide stream shows more
 #                   than 32 of them freed by kfree_bulk, or (7.x) some
@@ -139,12 +139,18 @@ else
 fi
 
 # --- kvfree_rcu()'s batches: kfree_bulk() of more than 32 pointers ------------------
-# undo_line FILE N: "BYTES FUNC" of the line of table N with UNDO
+# undo_line FILE N: "BYTES TAG FUNC" of the line of table N with UNDO
 # allocations of at most 512 bytes each (the undos; the sets themselves are
 # larger).
 undo_line() {
 	ai_table "$1" "$2" | awk -v u="$UNDO" '$2 == u && $1 <= u * 512 && $NF ~ /^func:/ {
-		sub(/^func:/, "", $NF); print $1, $NF; exit }'
+		sub(/^func:/, "", $NF); print $1, $3, $NF; exit }'
+}
+
+# tag_sum TAG: "BYTES CALLS" of the table's lines (stdin) of call site TAG,
+# "0 0" when it has none left.
+tag_sum() {
+	awk -v t="$1" '$3 == t && $1 ~ /^-?[0-9]+$/ { b += $1; c += $2 } END { print b + 0, c + 0 }'
 }
 
 if ! echo "$verbose" | grep -q 'bpf_loop yes'; then
@@ -154,13 +160,14 @@ elif ! ks_start us -e kmalloc; then
 elif wl_hold u "semundo-rm $UNDO" -e kmalloc --allocinfo 0.3; then
 	out=$(ks_out ku)
 	n=$(ai_ntables "$out")
-	func= want=
+	func= tag= want=
 	if ai_wait_tables "$out" $((n + 2)) 20; then
-		read -r bytes func <<<"$(undo_line "$out" $((n + 1)))"
-		# What the function's other lines hold (the process's undo
-		# list, a set's own allocation where inlined there).
-		read -r fb fc <<<"$(ai_table "$out" $((n + 1)) | ai_func_sum "$func")"
-		[ -n "$func" ] && want="$((fb - bytes)) $((fc - UNDO))"
+		read -r bytes tag func <<<"$(undo_line "$out" $((n + 1)))"
+		# The undos' own call site: the function's other lines can be
+		# the sets, which the removal frees too (the arm64 kernels,
+		# where both kvzalloc()s are tagged __kvmalloc_node).
+		read -r fb fc <<<"$(ai_table "$out" $((n + 1)) | tag_sum "$tag")"
+		[ -n "$tag" ] && want="$((fb - bytes)) $((fc - UNDO))"
 	fi
 	wl_go wu
 	wait_for "$WORK/wu.wout" '^closed$' 20
@@ -168,7 +175,7 @@ elif wl_hold u "semundo-rm $UNDO" -e kmalloc --allocinfo 0.3; then
 	end=$((SECONDS + 40))
 	got=none
 	while [ -n "$want" ] && [ $SECONDS -lt $end ]; do
-		got=$(ai_table "$out" "$(ai_ntables "$out")" | ai_func_sum "$func")
+		got=$(ai_table "$out" "$(ai_ntables "$out")" | tag_sum "$tag")
 		[ "$got" = "$want" ] && break
 		nap 0.3
 	done
@@ -199,7 +206,7 @@ elif wl_hold u "semundo-rm $UNDO" -e kmalloc --allocinfo 0.3; then
 		skip bulk.kfree_rcu "the undos were freed, but only $in_bulk of them by kfree_bulk() and none into an RCU sheaf: no call of more than 32 objects to read here"
 	else
 		[ -n "$want" ] && [ "$got" = "$want" ] && [ -z "$said" ]
-		check $? bulk.kfree_rcu "${func:-no line of $UNDO allocations of 512 bytes or less}: after the removal '$got' (want '$want': the $UNDO undos freed); ${said:-no bulk objects said missed}; $in_bulk freed by kfree_bulk, $in_sheaf by kfree_rcu into an RCU sheaf" "$out"
+		check $? bulk.kfree_rcu "${tag:-no line of $UNDO allocations of 512 bytes or less}: after the removal '$got' (want '$want': the $UNDO undos freed); ${said:-no bulk objects said missed}; $in_bulk freed by kfree_bulk, $in_sheaf by kfree_rcu into an RCU sheaf" "$out"
 	fi
 else
 	fail bulk.kfree_rcu "$WHY"

@@ -13,7 +13,9 @@
 #                   maps, and counted every allocation
 #   stat.stream_clean_stop  the --stat-stream instance ends cleanly, 0 lost
 #   stat.stream_rows, stat.stream_summary  its rows and SUMMARY equal the
-#                   BPF-map instance's
+#                   BPF-map instance's, but for ping-pongs that are frees
+#                   of a pointer already freed (perf's rule, as in the
+#                   replay below), as many as the recording holds at most
 #   stat.bpf_replay_rows  the BPF-map instance's rows equal those of
 #                   -i DIR --stat --caller on the -o recording, but for
 #                   the replay's ping-pongs of frees of a pointer already
@@ -321,12 +323,38 @@ same_rows() {
 	fi
 }
 
+# cross_off FILE: a SUMMARY without its "Cross CPU allocations" line;
+# cross_of FILE: that line's count of ping-pongs.
+cross_off() { grep -v '^Cross CPU allocations: ' "$1"; }
+cross_of() { sed -n 's#^Cross CPU allocations: \([0-9]*\)/.*#\1#p' "$1" | grep . || echo 0; }
+
 if [ -z "${REPORTED[stat.stream_rows]}" ]; then
 	SOUT=$(ks_out kss)
-	same_rows stat.stream_rows "$OUT" "$SOUT" "BPF maps against --stat-stream" $((misses + misses_s))
+	rows "$OUT" >"$OUT.rows"
+	rows "$SOUT" >"$SOUT.rows"
 	summary "$OUT" >"$OUT.summary"
 	summary "$SOUT" >"$SOUT.summary"
+	# --stat-stream counts in user space by perf's rule, which makes a
+	# free of a pointer already freed a ping-pong (its allocation unseen:
+	# another CPU's bulk call past what was read, or before the start);
+	# the BPF maps do not.  Bounded by such frees in the recording made
+	# beside it.
+	again=$(refrees "$DIR")
+	extra=$(pingpong_extra "$OUT.rows" "$SOUT.rows")
+	stream_refrees=0
+	if [ -s "$OUT.rows" ] && ! cmp -s "$OUT.rows" "$SOUT.rows" &&
+		cmp -s <(pingpong_off "$OUT.rows") <(pingpong_off "$SOUT.rows") &&
+		[ "$extra" -gt 0 ] && [ "$extra" -le "$again" ]; then
+		echo "# stat.stream_rows: --stat-stream counts $extra more ping-pongs, within the $again frees of a pointer already freed in the recording (perf's rule)"
+		pass stat.stream_rows
+		stream_refrees=$extra
+	else
+		same_rows stat.stream_rows "$OUT" "$SOUT" "BPF maps against --stat-stream" $((misses + misses_s))
+	fi
 	if [ -s "$OUT.summary" ] && cmp -s "$OUT.summary" "$SOUT.summary"; then
+		pass stat.stream_summary
+	elif [ "$stream_refrees" -gt 0 ] && cmp -s <(cross_off "$OUT.summary") <(cross_off "$SOUT.summary") &&
+		[ $(($(cross_of "$SOUT.summary") - $(cross_of "$OUT.summary"))) = "$stream_refrees" ]; then
 		pass stat.stream_summary
 	elif [ $((misses + misses_s)) != 0 ]; then
 		skip stat.stream_summary "the SUMMARY differs from --stat-stream's, and the programs missed $((misses + misses_s)) events"
