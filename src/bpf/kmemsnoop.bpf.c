@@ -22,6 +22,10 @@
  * kernel rejects an instruction it does not know even in dead code, and
  * raw_tp is only the fallback where tp_btf cannot attach.  Argument layouts
  * that differ between kernels are rodata constants the verifier prunes on.
+ * Where the kernel runs those preemptibly (7.x), the kmem, percpu and
+ * vmalloc tracepoints get a classic tracepoint program instead (tpe_<tp>)
+ * and a tp_btf one beside it for the events it must skip (tpn_<tp>): see
+ * "Classic tracepoint programs" below.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
