@@ -63,10 +63,17 @@ line=$(grep '^kmemsnoop: page callers: ' "$WORK/kl.err")
 fast=$(echo "$line" | sed -n 's/^kmemsnoop: page callers: \([0-9]*\) from learned frames.*/\1/p')
 mism=$(echo "$line" | sed -n 's/.* \([0-9]*\) mismatches.*/\1/p')
 audits=$(echo "$line" | sed -n 's/.* \([0-9]*\) audits.*/\1/p')
-[ -n "$fast" ] && [ "$fast" -gt 0 ]
-check $? pagesite.learned "want callers found from learned frames (-v), got: '${line:-no page callers line}'"
-[ -n "$mism" ] && [ "$mism" -eq 0 ] && [ "${audits:-0}" -gt 0 ]
-check $? pagesite.no_mismatch "want audits and 0 mismatches, got: '${line:-no page callers line}'"
+if grep -q 'classic tracepoint programs' "$WORK/kl.err"; then
+	# The learned frames are read above a tp_btf program's context, on
+	# the stack; a classic program's is perf's buffer (7.x).
+	skip_rest pagesite.learned pagesite.no_mismatch \
+		"classic tracepoint programs run here (7.x): page callers come from their stacks, not learned frames ($line)"
+else
+	[ -n "$fast" ] && [ "$fast" -gt 0 ]
+	check $? pagesite.learned "want callers found from learned frames (-v), got: '${line:-no page callers line}'"
+	[ -n "$mism" ] && [ "$mism" -eq 0 ] && [ "${audits:-0}" -gt 0 ]
+	check $? pagesite.no_mismatch "want audits and 0 mismatches, got: '${line:-no page callers line}'"
+fi
 
 callers "$(ks_out kl)" >"$WORK/learned.callers"
 callers "$(ks_out ks)" >"$WORK/stacks.callers"
