@@ -37,7 +37,7 @@ TESTS=()
 for m in "${MODES[@]}"; do TESTS+=(preempt.$m.clean preempt.$m.missed); done
 TESTS+=(preempt.text.names)
 TESTS+=(preempt.record.walk preempt.record.sequence preempt.record.events)
-SECS=${PREEMPT_SECONDS:-4}
+SECS=${PREEMPT_SECONDS:-3}
 RECWALK=${RECWALK:-$TOP/tests/recwalk}
 
 require_root
