@@ -234,6 +234,13 @@ static bool opt_prog_type(struct parse *p, const char *arg)
 	return bad(p, "invalid --prog-type '%s': auto, tracepoint, tp_btf or raw_tp", arg);
 }
 
+static bool opt_raw_tp(struct parse *p, const char *arg)
+{
+	(void)arg;
+	p->env->prog_type = PROG_RAW_TP;
+	return true;
+}
+
 static bool opt_allocinfo(struct parse *p, const char *arg)
 {
 	if (arg && strcmp(arg, "total") != 0)
@@ -581,7 +588,7 @@ const struct opt_spec env_options[] = {
 	  "it can read the arguments, else raw_tp), tracepoint, tp_btf or raw_tp",
 	  opt_prog_type, 0 },
 	{ "raw-tp", LONG_ONLY(13), no_argument, "", GROUP_CONTROL,
-	  "the same as --prog-type=raw_tp", opt_none, FLAG(force_raw_tp) },
+	  "the same as --prog-type=raw_tp", opt_raw_tp, 0 },
 	{ "nice", LONG_ONLY(14), required_argument, "=N", GROUP_CONTROL,
 	  "scheduling priority of kmemsnoop, -20 to 19 (default -10): above the programs it "
 	  "traces, so that CPUs busy allocating do not starve it into losing records",

@@ -37,7 +37,6 @@ struct env {
 	const char *input_dir;  /* -i */
 	double duration;        /* -d seconds, 0 = until interrupted */
 	uint64_t ring_size;     /* -b bytes per CPU; 0: the default (budget.h) */
-	bool force_raw_tp;      /* --raw-tp: the same as --prog-type=raw_tp */
 	enum prog_type prog_type; /* --prog-type */
 	int nice;               /* --nice */
 	bool nice_given;        /* --nice on the command line, not the default */

@@ -118,7 +118,8 @@ static bool classic_layouts(const struct kernel_features *kf)
  */
 static int choose_classic(struct session *s)
 {
-	enum prog_type t = s->env->force_raw_tp ? PROG_RAW_TP : s->env->prog_type;
+	enum prog_type t = s->env->prog_type;
+	struct ksyms *ks;
 	bool mounted;
 	char why[256];
 
@@ -140,8 +141,8 @@ static int choose_classic(struct session *s)
 	s->classic = true;
 	/* The neighbours read bpf_prog_active, which the kernel finds by name
 	 * only with CONFIG_KALLSYMS_ALL. */
-	s->classic_nested = s->kf.tp_btf_void_arg && session_ksyms(s) &&
-			    ksyms_addr_of(session_ksyms(s), "bpf_prog_active");
+	ks = s->kf.tp_btf_void_arg ? session_ksyms(s) : NULL;
+	s->classic_nested = ks && ksyms_addr_of(ks, "bpf_prog_active");
 	if (s->env->verbose)
 		fprintf(stderr, "kmemsnoop: classic tracepoint programs for the kmem events (%s)%s; "
 				"%s\n",
@@ -330,7 +331,7 @@ struct bpf_program *session_heartbeat_prog(const struct session *s)
 
 static int choose_programs(struct session *s)
 {
-	struct bpf_program *prog;
+	struct bpf_program *prog, *nested;
 
 	bpf_object__for_each_program(prog, s->skel->obj)
 		bpf_program__set_autoload(prog, false);
@@ -341,8 +342,9 @@ static int choose_programs(struct session *s)
 			continue;
 		prog = source_prog(s, src);
 		bpf_program__set_autoload(prog, true);
-		if (nested_prog(s, src))
-			bpf_program__set_autoload(nested_prog(s, src), true);
+		nested = nested_prog(s, src);
+		if (nested)
+			bpf_program__set_autoload(nested, true);
 		if (is_function(src) && bpf_program__set_attach_target(prog, 0, s->funcs[src]))
 			return session_fail(s, "attaching to %s: %s", s->funcs[src], strerror(errno));
 	}
@@ -495,6 +497,8 @@ static const char *prog_kind(const struct session *s, enum kmt_source src)
 static int attach_all(struct session *s)
 {
 	for (int src = 0; src < SRC_COUNT; src++) {
+		struct bpf_program *nested;
+
 		if (!session_source_wanted(s, src))
 			continue;
 		s->links[src] = bpf_program__attach(source_prog(s, src));
@@ -502,9 +506,10 @@ static int attach_all(struct session *s)
 			return session_fail(s, "attaching to %s (%s): %s",
 					    s->funcs[src] ? s->funcs[src] : event_sources[src].name,
 					    prog_kind(s, src), strerror(errno));
-		if (!nested_prog(s, src))
+		nested = nested_prog(s, src);
+		if (!nested)
 			continue;
-		s->nested_links[src] = bpf_program__attach(nested_prog(s, src));
+		s->nested_links[src] = bpf_program__attach(nested);
 		if (!s->nested_links[src])
 			return session_fail(s, "attaching to %s (tp_btf, beside tracepoint): %s",
 					    event_sources[src].name, strerror(errno));
@@ -570,8 +575,7 @@ static int load_tracepoints(struct session *s)
 	char first_err[sizeof(s->err)], second_err[sizeof(s->err)];
 
 	/* No tp_btf program of ours loads where it cannot read void *. */
-	s->raw_tp = s->env->force_raw_tp || s->env->prog_type == PROG_RAW_TP ||
-		    !s->kf.tp_btf_void_arg;
+	s->raw_tp = s->env->prog_type == PROG_RAW_TP || !s->kf.tp_btf_void_arg;
 	if (!load_and_attach(s))
 		return 0;
 	if (s->raw_tp || s->out_of_memory)

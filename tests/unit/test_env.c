@@ -63,7 +63,7 @@ static void test_values(struct unit *u)
 	CHECK_U64(&c, env.events, EV_KMALLOC | EV_PAGE);
 	CHECK_U64(&c, env.min_size, 1024);
 	CHECK_U64(&c, env.max_size, 2ULL << 20);
-	CHECK(&c, env.size_filter && env.duration == 2.5 && env.force_raw_tp && env.verbose);
+	CHECK(&c, env.size_filter && env.duration == 2.5 && env.prog_type == PROG_RAW_TP && env.verbose);
 	CHECK_U64(&c, env.ring_size, 65536);
 	CHECK(&c, env.nice == 5 && env.nice_given);
 	CHECK(&c, parse_line("-o /tmp/x", &env, err, sizeof(err)) == ENV_RUN);
