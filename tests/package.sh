@@ -122,12 +122,6 @@ totals() {
 	say "took $((SECONDS - T0))s"
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 }
-skip_rest() {
-	local why=$1 t
-	shift
-	for t in "$@"; do skip "$t" "$why"; done
-	finish
-}
 AFTER_ROOT=(package.install package.version package.man package.completion package.unit_verify
 	package.unit_disabled package.trace package.enable package.purge package.leftovers)
 

@@ -36,3 +36,10 @@ fail_rest() {
 	for t in "$@"; do fail "$t" "$why"; done
 	finish
 }
+# skip_rest WHY NAME...: the same, skipped.
+skip_rest() {
+	local why=$1 t
+	shift
+	for t in "$@"; do skip "$t" "$why"; done
+	finish
+}

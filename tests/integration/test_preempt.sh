@@ -70,14 +70,12 @@ counted() {
 		sed -n 's/^kmemsnoop: \([0-9]*\) allocations ([0-9]* failed), \([0-9]*\) frees in .*; \([0-9]*\) events missed$/\3 \1 \2/p' "$err" |
 			awk '{ print $1, $2 + $3 }'
 		;;
-	stat)
-		# The allocations, and as many frees, which it does not count.
-		awk '/^kmemsnoop: [0-9]+ allocations counted in BPF maps/ { n = 2 * $2 }
-		/^kmemsnoop: [0-9]+ events missed/ { m = $2 }
-		END { if (n != "") print m + 0, n }' "$err"
-		;;
 	*)
-		awk '/^kmemsnoop: [0-9]+ events written/ { n = $2 }
+		# --stat in BPF maps: its allocations, and as many frees, which
+		# it does not count.
+		local count='events written' times=1
+		[ "$1" = stat ] && count='allocations counted in BPF maps' times=2
+		awk -v c="^kmemsnoop: [0-9]+ $count" -v k="$times" '$0 ~ c { n = k * $2 }
 		/^kmemsnoop: [0-9]+ events missed/ { m = $2 }
 		END { if (n != "") print m + 0, n }' "$err"
 		;;
