@@ -429,7 +429,7 @@ static __always_inline int ai_free_hash(__u8 type, __u64 ptr, __u32 order)
  * when it was counted; then *counted (if given) is what it was counted
  * under, for ai_uncount().
  */
-static __always_inline bool allocinfo_alloc_site(void *ctx, bool atomic_fetch, __u8 type,
+static __always_inline bool allocinfo_alloc_site(void *ctx, enum prog_run atomic_fetch, __u8 type,
 						 __u64 site, __u64 ptr, __u64 bytes,
 						 __u64 *counted)
 {
@@ -455,7 +455,7 @@ static __always_inline bool allocinfo_alloc_site(void *ctx, bool atomic_fetch, _
 	return ai_alloc_hash(site, ptr, bytes, counted);
 }
 
-static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 type, __u64 site,
+static __always_inline int allocinfo_alloc(void *ctx, enum prog_run atomic_fetch, __u8 type, __u64 site,
 					   __u64 ptr, __u64 bytes)
 {
 	allocinfo_alloc_site(ctx, atomic_fetch, type, site, ptr, bytes, NULL);
@@ -467,7 +467,7 @@ static __always_inline int allocinfo_alloc(void *ctx, bool atomic_fetch, __u8 ty
 /* Undoes the counts of an allocation of bytes counted under site (what
  * allocinfo_alloc_site() said), allocated totals included: it was not an
  * allocation of its own. */
-static __always_inline void ai_uncount(bool atomic_fetch, __u64 site, __u64 bytes)
+static __always_inline void ai_uncount(enum prog_run atomic_fetch, __u64 site, __u64 bytes)
 {
 	struct kmt_ai_count *c;
 	__u32 idx = site;
@@ -503,7 +503,7 @@ static __always_inline __u64 *ai_table_val(__u64 ptr)
 /* A large kmalloc's page, its counts taken back: its free, which follows
  * the kfree of its kmalloc, finds it with 0 bytes and counts nothing (and
  * no untracked free). */
-static __always_inline void ai_disown(bool atomic_fetch, __u64 page)
+static __always_inline void ai_disown(enum prog_run atomic_fetch, __u64 page)
 {
 	struct kmt_ai_ptr *p;
 	__u64 *val;
@@ -522,7 +522,7 @@ static __always_inline void ai_disown(bool atomic_fetch, __u64 page)
 }
 
 /* Forgets ptr without counting anything: its counts were taken back. */
-static __always_inline void ai_forget(bool atomic_fetch, __u64 ptr)
+static __always_inline void ai_forget(enum prog_run atomic_fetch, __u64 ptr)
 {
 	struct kmt_ai_bucket *bk;
 
@@ -543,7 +543,7 @@ static __always_inline void ai_forget(bool atomic_fetch, __u64 ptr)
 }
 
 /* order: the page order of a page free, 0 otherwise. */
-static __always_inline int allocinfo_free(bool atomic_fetch, __u8 type, __u64 ptr, __u32 order)
+static __always_inline int allocinfo_free(enum prog_run atomic_fetch, __u8 type, __u64 ptr, __u32 order)
 {
 	if (ai_total)
 		return 0; /* the frees are attached for another part, if at all */

@@ -34,6 +34,27 @@ const volatile __u8 percpu_args = KMT_PERCPU_FULL;
 /* The possible CPUs: a percpu area has a copy on each. */
 const volatile __u32 possible_cpus = 1;
 
+/*
+ * How an entry point runs, a constant it passes down (as atomic_fetch):
+ * with BPF's atomic fetch-add (5.12+) or without, and RUN_CLASSIC for the
+ * classic tracepoint programs, which perf runs with preemption off on every
+ * kernel (they have fetch-add: 7.x only).  Nonzero means fetch-add.
+ */
+enum prog_run { RUN_NO_FETCH = 0, RUN_FETCH = 1, RUN_CLASSIC = 2 };
+
+/*
+ * Whether tp_btf, raw_tp and fentry/fexit programs run with preemption on
+ * (7.0+ with preemptible RCU: a46023d5616e, f7d327654b88): another task's
+ * program can then run on this CPU between any two of a run's
+ * instructions, not only an interrupt's, which ends before the run goes on.
+ */
+const volatile bool runs_preemptible = false;
+
+static __always_inline bool run_preemptible(enum prog_run run)
+{
+	return runs_preemptible && run != RUN_CLASSIC;
+}
+
 /* -p: the thread groups being traced (the target and its descendants). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -69,9 +69,25 @@ static __always_inline void hist_note_cache_name(__u64 cache, struct kmem_cache 
 }
 
 /*
+ * n added to a counter.  preempt: the run can be preempted (see
+ * hist_level()), and another task's program may add to the same counter
+ * between this one's load and store: a locked add, which no run can come
+ * into the middle of.  Elsewhere a plain add.
+ */
+#define HIST_ADD(preempt, field, n)                                                              \
+	do {                                                                                     \
+		if (preempt)                                                                     \
+			__sync_fetch_and_add(&(field), (n));                                     \
+		else                                                                             \
+			(field) += (n);                                                          \
+	} while (0)
+
+/*
  * The key's hist_front entry, claimed if free; NULL if another key holds
- * it.  Only level 0 comes here, and two level-0 programs never overlap on
- * a CPU (see hist_level()): no atomics needed to claim.
+ * it.  Only level 0 comes here, and two level-0 programs that claim never
+ * overlap on a CPU (see hist_level()): no atomics needed to claim.  A run
+ * that can be preempted never claims (claim false): only adds to an entry
+ * already claimed, which is never given up.
  */
 static __always_inline struct kmt_hist_keyed *hist_front_entry(struct kmt_hist_key *key,
 							      struct kmem_cache *s, bool btf,
@@ -100,9 +116,10 @@ static __always_inline struct kmt_hist_keyed *hist_front_entry(struct kmt_hist_k
  * a key is never removed, so one not found then was counted as untracked. */
 static __always_inline void hist_count_key(struct kmt_hist_level *l, struct kmt_hist_key *key,
 					   __u32 slot, __u64 size, struct kmem_cache *s, bool btf,
-					   __s64 n)
+					   __s64 n, bool preempt)
 {
-	struct kmt_hist_keyed *v = key->level ? NULL : hist_front_entry(key, s, btf, n > 0);
+	struct kmt_hist_keyed *v =
+		key->level ? NULL : hist_front_entry(key, s, btf, n > 0 && !preempt);
 
 	if (!v)
 		v = bpf_map_lookup_elem(&hist_keys, key);
@@ -113,22 +130,28 @@ static __always_inline void hist_count_key(struct kmt_hist_level *l, struct kmt_
 	}
 	if (!v) {
 		if (key->kind < KMT_HIST_KEYED_KINDS)
-			l->untracked[key->kind] += n;
+			HIST_ADD(preempt, l->untracked[key->kind], n);
 		return;
 	}
-	v->slots[slot] += n;
-	v->bytes += n * size;
+	HIST_ADD(preempt, v->slots[slot], n);
+	HIST_ADD(preempt, v->bytes, n * size);
 }
 
 /*
  * The address of the cache as a number.  With tp_btf, s is a typed
  * pointer the verifier allows no arithmetic on (the front slot hashes
- * it); the same value loaded back from map memory is a plain number.
+ * it); the same value loaded back from map memory is a plain number.  A
+ * word per level, and one for the runs that can be preempted: of those
+ * only one program has a typed cache (tp_ or tpn_kmem_cache_alloc), and a
+ * program never runs twice at once on a CPU.
  */
 static __always_inline __u64 hist_cache_id(struct kmt_hist_cpu *h, __u32 level,
-					   struct kmem_cache *s)
+					   struct kmem_cache *s, bool btf, bool preempt)
 {
-	volatile __u64 *scratch = &h->scratch[level];
+	volatile __u64 *scratch = &h->scratch[preempt ? KMT_HIST_LEVELS : level];
+
+	if (!btf)
+		return (__u64)s;
 
 	*scratch = (__u64)s;
 	return *scratch;
@@ -136,32 +159,32 @@ static __always_inline __u64 hist_cache_id(struct kmt_hist_cpu *h, __u32 level,
 
 static __always_inline void hist_count_keys(struct kmt_hist_cpu *h, __u32 level, __u8 type,
 					    __u64 call_site, __u32 slot, __u64 size, __u64 alloc,
-					    struct kmem_cache *s, bool btf, __s64 n)
+					    struct kmem_cache *s, bool btf, __s64 n, bool preempt)
 {
 	struct kmt_hist_level *l = &h->level[level];
 	struct kmt_hist_key key = { .level = level };
 
 	if (hist_key_wanted(KMT_BY_CACHE)) {
 		key.kind = KMT_BY_CACHE;
-		key.id = s ? hist_cache_id(h, level, s) : KMT_HIST_PSEUDO(type, alloc);
-		hist_count_key(l, &key, slot, size, s, btf, n);
+		key.id = s ? hist_cache_id(h, level, s, btf, preempt) : KMT_HIST_PSEUDO(type, alloc);
+		hist_count_key(l, &key, slot, size, s, btf, n, preempt);
 	}
 	if (hist_key_wanted(KMT_BY_CALLSITE)) {
 		key.kind = KMT_BY_CALLSITE;
 		key.id = call_site;
-		hist_count_key(l, &key, slot, size, NULL, btf, n);
+		hist_count_key(l, &key, slot, size, NULL, btf, n, preempt);
 	}
 	/* The task's, also for an allocation in an interrupt (as comm). */
 	if (hist_key_wanted(KMT_BY_CGROUP)) {
 		key.kind = KMT_BY_CGROUP;
 		key.id = bpf_get_current_cgroup_id();
-		hist_count_key(l, &key, slot, size, NULL, btf, n);
+		hist_count_key(l, &key, slot, size, NULL, btf, n, preempt);
 	}
 	/* Last: fills id2 too. */
 	if (hist_key_wanted(KMT_BY_COMM)) {
 		key.kind = KMT_BY_COMM;
 		read_comm((char *)&key.id); /* fills id and id2 */
-		hist_count_key(l, &key, slot, size, NULL, btf, n);
+		hist_count_key(l, &key, slot, size, NULL, btf, n, preempt);
 	}
 }
 
@@ -174,6 +197,14 @@ static __always_inline void hist_count_keys(struct kmt_hist_cpu *h, __u32 level,
  * plain adds (no locked instructions) are exact.  Only the compiler could
  * reorder (an interrupt sees its CPU's stores in program order): the
  * stores to depth are volatile and fenced.
+ *
+ * A run that can be preempted (run_preemptible(): tp_btf, raw_tp and
+ * fentry programs on 7.x) breaks that: another task's run can come between
+ * its load and store of depth, and the two end in any order.  Such a run
+ * leaves depth alone and adds with locked instructions at the level it
+ * finds: the programs that add plainly cannot be preempted, so none of
+ * their loads and stores has a preempted run's add in between, and an
+ * interrupt that nests in them still finds depth raised.
  */
 static __always_inline __u32 hist_level(__u64 depth)
 {
@@ -191,7 +222,8 @@ static __always_inline void hist_set_depth(struct kmt_hist_cpu *h, __u64 depth)
  * one count, not one per object); ptr 0: failed.  The level they are
  * counted at, or -1 when they are not counted. */
 static __always_inline int hist_alloc_n(__u8 type, __u64 call_site, __u64 ptr, __u64 req,
-					__u64 alloc, struct kmem_cache *s, bool btf, __s64 n)
+					__u64 alloc, struct kmem_cache *s, bool btf, __s64 n,
+					bool preempt)
 {
 	__u32 zero = 0, level, slot;
 	__u64 size = hist_value == KMT_HIST_REQ ? req : alloc, depth;
@@ -201,37 +233,43 @@ static __always_inline int hist_alloc_n(__u8 type, __u64 call_site, __u64 ptr, _
 	if (!h)
 		return -1;
 	depth = *(volatile __u64 *)&h->depth;
-	hist_set_depth(h, depth + 1);
+	if (!preempt)
+		hist_set_depth(h, depth + 1);
 	level = hist_level(depth);
 	l = &h->level[level];
 	if (!ptr) {
-		l->failed[type] += n;
+		HIST_ADD(preempt, l->failed[type], n);
 	} else {
 		slot = kmt_hist_slot(size) & (KMT_HIST_SLOTS - 1);
-		l->slots[type][slot] += n;
-		l->bytes_alloc[type] += alloc * n;
-		l->bytes_req[type] += req * n;
+		HIST_ADD(preempt, l->slots[type][slot], n);
+		HIST_ADD(preempt, l->bytes_alloc[type], alloc * n);
+		HIST_ADD(preempt, l->bytes_req[type], req * n);
 		if (hist_key_mask)
-			hist_count_keys(h, level, type, call_site, slot, size, alloc, s, btf, n);
+			hist_count_keys(h, level, type, call_site, slot, size, alloc, s, btf, n,
+					preempt);
 	}
-	hist_set_depth(h, depth);
+	if (!preempt)
+		hist_set_depth(h, depth);
 	return level;
 }
 
 static __always_inline int hist_alloc(__u8 type, __u64 call_site, __u64 ptr, __u64 req,
-				      __u64 alloc, struct kmem_cache *s, bool btf)
+				      __u64 alloc, struct kmem_cache *s, bool btf,
+				      enum prog_run run)
 {
-	return hist_alloc_n(type, call_site, ptr, req, alloc, s, btf, 1);
+	return hist_alloc_n(type, call_site, ptr, req, alloc, s, btf, 1, run_preemptible(run));
 }
 
 /* Whether a program at this point could take back what was counted at level
  * (hist_undo): only on the level it runs at, which no other program on this
- * CPU touches meanwhile. */
-static __always_inline bool hist_undo_possible(__u32 level)
+ * CPU touches meanwhile; any level with locked adds. */
+static __always_inline bool hist_undo_possible(__u32 level, enum prog_run run)
 {
 	__u32 zero = 0;
 	struct kmt_hist_cpu *h = bpf_map_lookup_elem(&hist_cpu, &zero);
 
+	if (run_preemptible(run))
+		return h != NULL;
 	return h && hist_level(*(volatile __u64 *)&h->depth) == level;
 }
 
@@ -242,32 +280,37 @@ static __always_inline bool hist_undo_possible(__u32 level)
  * with.  The caller checked hist_undo_possible(level).
  */
 static __always_inline void hist_undo(__u8 type, __u64 call_site, __u64 req, __u64 alloc,
-				      __u32 level)
+				      __u32 level, enum prog_run run)
 {
 	__u32 zero = 0, slot;
 	__u64 size = hist_value == KMT_HIST_REQ ? req : alloc, depth;
 	struct kmt_hist_cpu *h = bpf_map_lookup_elem(&hist_cpu, &zero);
+	bool preempt = run_preemptible(run);
 	struct kmt_hist_level *l;
 
 	if (!h)
 		return;
 	depth = *(volatile __u64 *)&h->depth;
-	if (hist_level(depth) != level)
+	if (!preempt && hist_level(depth) != level)
 		return;
-	hist_set_depth(h, depth + 1);
-	l = &h->level[hist_level(depth)];
+	if (!preempt)
+		hist_set_depth(h, depth + 1);
+	level = hist_level(level);
+	l = &h->level[level];
 	slot = kmt_hist_slot(size) & (KMT_HIST_SLOTS - 1);
-	l->slots[type][slot]--;
-	l->bytes_alloc[type] -= alloc;
-	l->bytes_req[type] -= req;
+	HIST_ADD(preempt, l->slots[type][slot], -1);
+	HIST_ADD(preempt, l->bytes_alloc[type], -alloc);
+	HIST_ADD(preempt, l->bytes_req[type], -req);
 	if (hist_key_mask)
-		hist_count_keys(h, hist_level(depth), type, call_site, slot, size, alloc, NULL,
-				false, -1);
-	hist_set_depth(h, depth);
+		hist_count_keys(h, level, type, call_site, slot, size, alloc, NULL, false, -1,
+				preempt);
+	if (!preempt)
+		hist_set_depth(h, depth);
 }
 
-static __always_inline int hist_free(__u8 type, __u64 ptr)
+static __always_inline int hist_free(__u8 type, __u64 ptr, enum prog_run run)
 {
+	bool preempt = run_preemptible(run);
 	__u32 zero = 0;
 	struct kmt_hist_cpu *h;
 	__u64 depth;
@@ -278,9 +321,11 @@ static __always_inline int hist_free(__u8 type, __u64 ptr)
 	if (!h)
 		return 0;
 	depth = *(volatile __u64 *)&h->depth;
-	hist_set_depth(h, depth + 1);
-	h->level[hist_level(depth)].frees[type]++;
-	hist_set_depth(h, depth);
+	if (!preempt)
+		hist_set_depth(h, depth + 1);
+	HIST_ADD(preempt, h->level[hist_level(depth)].frees[type], 1);
+	if (!preempt)
+		hist_set_depth(h, depth);
 	return 0;
 }
 

@@ -67,8 +67,9 @@ struct kmt_hist_level {
 /* The value of the one-entry per-CPU array hist_cpu. */
 struct kmt_hist_cpu {
 	__u64 depth; /* programs running on this CPU inside hist code */
-	/* Per level: where a typed pointer becomes a number (hist.bpf.h). */
-	__u64 scratch[KMT_HIST_LEVELS];
+	/* Per level, and for the runs that can be preempted: where a typed
+	 * pointer becomes a number (hist.bpf.h). */
+	__u64 scratch[KMT_HIST_LEVELS + 1];
 	struct kmt_hist_level level[KMT_HIST_LEVELS];
 };
 

@@ -63,7 +63,7 @@ static __always_inline bool free_wanted_by_filtered(__u32 class)
 
 /* --- kmalloc, kmalloc_node ------------------------------------------------ */
 
-static __always_inline int on_kmalloc(__u64 *ctx, void *regs, bool atomic_fetch, bool has_node)
+static __always_inline int on_kmalloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool has_node)
 {
 	struct event_ctx ev;
 	__u64 ptr = ARG(ctx, 1), req = ARG(ctx, 2), ai_site = 0;
@@ -84,7 +84,7 @@ static __always_inline int on_kmalloc(__u64 *ctx, void *regs, bool atomic_fetch,
 						  ptr, ARG(ctx, 3), &ai_site);
 	if (do_hist)
 		hist_level = hist_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL,
-					false);
+					false, atomic_fetch);
 	if (do_stat)
 		stat_alloc(KMT_TYPE_KMALLOC, ARG(ctx, 0), ptr, req, ARG(ctx, 3), NULL, false, 0,
 			   has_node ? (__s32)ARG(ctx, 5) : -1, &ev);
@@ -96,12 +96,12 @@ static __always_inline int on_kmalloc(__u64 *ctx, void *regs, bool atomic_fetch,
 	return 0;
 }
 
-static __always_inline int on_kmalloc_tp(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_kmalloc_tp(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return on_kmalloc(ctx, regs, atomic_fetch, kmalloc_args == KMT_KMALLOC_NODE);
 }
 
-static __always_inline int on_kmalloc_node(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_kmalloc_node(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return on_kmalloc(ctx, regs, atomic_fetch, true);
 }
@@ -110,7 +110,7 @@ static __always_inline int on_kmalloc_node(__u64 *ctx, void *regs, bool atomic_f
 
 /* An allocation from cache s (NULL where the event does not say which)
  * that passed the task filter: into each mode. */
-static __always_inline int cache_alloc_passed(void *regs, struct event_ctx *ev, bool atomic_fetch,
+static __always_inline int cache_alloc_passed(void *regs, struct event_ctx *ev, enum prog_run atomic_fetch,
 					      bool btf, struct kmem_cache *s, __u64 site, __u64 ptr,
 					      __u64 req, __u64 alloc, __u32 gfp, bool has_node,
 					      __s32 node)
@@ -120,15 +120,16 @@ static __always_inline int cache_alloc_passed(void *regs, struct event_ctx *ev, 
 	if (do_allocinfo)
 		allocinfo_alloc(regs, atomic_fetch, KMT_TYPE_CACHE, site, ptr, alloc);
 	if (do_hist)
-		hist_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf);
+		hist_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf, atomic_fetch);
 	if (do_stat)
-		stat_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf, has_node, node, ev);
+		stat_alloc(KMT_TYPE_CACHE, site, ptr, req, alloc, s, btf,
+			   atomic_fetch == RUN_CLASSIC ? 2 : has_node, node, ev);
 	if (do_stream)
 		stream_cache_alloc(ev, atomic_fetch, btf, s, site, ptr, req, alloc, gfp, node, 0);
 	return 0;
 }
 
-static __always_inline int on_cache_alloc(__u64 *ctx, void *regs, bool atomic_fetch, bool btf,
+static __always_inline int on_cache_alloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf,
 					  bool node_tp)
 {
 	struct event_ctx ev;
@@ -146,19 +147,19 @@ static __always_inline int on_cache_alloc(__u64 *ctx, void *regs, bool atomic_fe
 				  node_tp ? (__s32)ARG(ctx, 5) : -1);
 }
 
-static __always_inline int on_cache_alloc_tp(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_alloc_tp(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return on_cache_alloc(ctx, regs, atomic_fetch, btf, false);
 }
 
-static __always_inline int on_cache_alloc_node(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_alloc_node(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return on_cache_alloc(ctx, regs, atomic_fetch, btf, true);
 }
 
 /* --- kfree, kmem_cache_free ----------------------------------------------- */
 
-static __always_inline int on_kfree(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_kfree(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u64 ptr = ARG(ctx, 1);
@@ -172,7 +173,7 @@ static __always_inline int on_kfree(__u64 *ctx, void *regs, bool atomic_fetch, b
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
 	if (do_hist)
-		hist_free(KMT_TYPE_KMALLOC, ptr);
+		hist_free(KMT_TYPE_KMALLOC, ptr, atomic_fetch);
 	if (do_stat)
 		stat_free(ptr, &ev);
 	if (do_stream)
@@ -180,7 +181,7 @@ static __always_inline int on_kfree(__u64 *ctx, void *regs, bool atomic_fetch, b
 	return 0;
 }
 
-static __always_inline int on_cache_free(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u64 ptr = ARG(ctx, 1);
@@ -192,7 +193,7 @@ static __always_inline int on_cache_free(__u64 *ctx, void *regs, bool atomic_fet
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
 	if (do_hist)
-		hist_free(KMT_TYPE_CACHE, ptr);
+		hist_free(KMT_TYPE_CACHE, ptr, atomic_fetch);
 	if (do_stat)
 		stat_free(ptr, &ev);
 	if (do_stream)
@@ -202,7 +203,7 @@ static __always_inline int on_cache_free(__u64 *ctx, void *regs, bool atomic_fet
 
 /* --- mm_page_alloc, mm_page_free ------------------------------------------ */
 
-static __always_inline int on_page_alloc(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_page_alloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u32 order = ARG(ctx, 1);
@@ -216,7 +217,8 @@ static __always_inline int on_page_alloc(__u64 *ctx, void *regs, bool atomic_fet
 		ai_counted = allocinfo_alloc_site(regs, atomic_fetch, KMT_TYPE_PAGES, 0,
 						  arg_number(ctx, 0), bytes, &ai_site);
 	if (do_hist)
-		hist_level = hist_alloc(KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes, NULL, btf);
+		hist_level = hist_alloc(KMT_TYPE_PAGES, 0, ARG(ctx, 0), bytes, bytes, NULL, btf,
+					atomic_fetch);
 	/* Perhaps the page of a large kmalloc, whose event follows. */
 	if ((do_allocinfo || do_hist) && order >= large_min_order)
 		large_note_page(ctx, ev.pid_tgid, order, ai_counted, ai_site, hist_level);
@@ -225,7 +227,7 @@ static __always_inline int on_page_alloc(__u64 *ctx, void *regs, bool atomic_fet
 	return 0;
 }
 
-static __always_inline int on_page_free(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_page_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u32 order = ARG(ctx, 1);
@@ -240,7 +242,7 @@ static __always_inline int on_page_free(__u64 *ctx, void *regs, bool atomic_fetc
 	if (!task_passes(&ev) || !free_size_passes(ARG(ctx, 0)))
 		return 0;
 	if (do_hist && !skip_hist)
-		hist_free(KMT_TYPE_PAGES, ARG(ctx, 0));
+		hist_free(KMT_TYPE_PAGES, ARG(ctx, 0), atomic_fetch);
 	if (do_stream)
 		stream_page_free(ctx, &ev, atomic_fetch, order);
 	return 0;
@@ -260,7 +262,7 @@ static __always_inline int on_page_free(__u64 *ctx, void *regs, bool atomic_fetc
  * kernel stack as for pages.  The pointers are read as numbers: with
  * tp_btf they are typed (void *, void __percpu *).
  */
-static __always_inline int on_percpu_alloc(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_percpu_alloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	bool full = percpu_args == KMT_PERCPU_FULL;
@@ -276,14 +278,14 @@ static __always_inline int on_percpu_alloc(__u64 *ctx, void *regs, bool atomic_f
 		allocinfo_alloc(regs, atomic_fetch, KMT_TYPE_PERCPU, site, ptr,
 				size * possible_cpus);
 	if (do_hist)
-		hist_alloc(KMT_TYPE_PERCPU, site, ptr, size, alloc, NULL, btf);
+		hist_alloc(KMT_TYPE_PERCPU, site, ptr, size, alloc, NULL, btf, atomic_fetch);
 	/* --stat's tables are the slab's and the page allocator's. */
 	if (do_stream)
 		stream_percpu_alloc(ctx, &ev, atomic_fetch, full, site, ptr, size, alloc);
 	return 0;
 }
 
-static __always_inline int on_percpu_free(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_percpu_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	struct event_ctx ev;
 	__u64 ptr = arg_number(ctx, 2);
@@ -296,7 +298,7 @@ static __always_inline int on_percpu_free(__u64 *ctx, void *regs, bool atomic_fe
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
 	if (do_hist)
-		hist_free(KMT_TYPE_PERCPU, ptr);
+		hist_free(KMT_TYPE_PERCPU, ptr, atomic_fetch);
 	if (do_stream)
 		stream_percpu_free(ctx, &ev, atomic_fetch, ptr);
 	return 0;
@@ -311,7 +313,7 @@ static __always_inline int on_percpu_free(__u64 *ctx, void *regs, bool atomic_fe
  * fexit), or the area with its guard page (the tracepoint, flags
  * KMT_VMALLOC_AREA).
  */
-static __always_inline int on_vmalloc(void *ctx, bool atomic_fetch, __u64 call_site, __u64 ptr,
+static __always_inline int on_vmalloc(void *ctx, enum prog_run atomic_fetch, __u64 call_site, __u64 ptr,
 				      __u64 req, __u64 alloc, __u32 gfp, __s32 node, __u8 flags)
 {
 	struct event_ctx ev;
@@ -321,7 +323,7 @@ static __always_inline int on_vmalloc(void *ctx, bool atomic_fetch, __u64 call_s
 	if (do_allocinfo)
 		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_VMALLOC, call_site, ptr, alloc);
 	if (do_hist)
-		hist_alloc(KMT_TYPE_VMALLOC, call_site, ptr, req, alloc, NULL, false);
+		hist_alloc(KMT_TYPE_VMALLOC, call_site, ptr, req, alloc, NULL, false, atomic_fetch);
 	if (do_stream)
 		stream_vmalloc(&ev, atomic_fetch, call_site, ptr, req, alloc, gfp, node, flags);
 	return 0;
@@ -338,21 +340,21 @@ static __always_inline __u64 page_round(__u64 bytes)
  * which the verifier lets a tracing program read only since 6.16: read as
  * numbers through a helper (arg_number), as a page pointer is.
  */
-static __always_inline int on_vmalloc_node_range(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_vmalloc_node_range(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return on_vmalloc(regs, atomic_fetch, arg_number(ctx, 8), arg_number(ctx, 9), ARG(ctx, 0),
 			  page_round(ARG(ctx, 0)), ARG(ctx, 4), ARG(ctx, 7), 0);
 }
 
 /* __vmalloc_node(size, align, gfp, node, caller) */
-static __always_inline int on_vmalloc_node(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_vmalloc_node(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return on_vmalloc(regs, atomic_fetch, arg_number(ctx, 4), arg_number(ctx, 5), ARG(ctx, 0),
 			  page_round(ARG(ctx, 0)), ARG(ctx, 2), ARG(ctx, 3), 0);
 }
 
 /* alloc_vmap_area(addr, size, align, vstart, vend, failed): every vmap area */
-static __always_inline int on_alloc_vmap_area(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_alloc_vmap_area(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	__u64 ptr = (int)ARG(ctx, 5) ? 0 : ARG(ctx, 0);
 
@@ -360,7 +362,7 @@ static __always_inline int on_alloc_vmap_area(__u64 *ctx, void *regs, bool atomi
 			  ARG(ctx, 1), 0, -1, KMT_VMALLOC_AREA);
 }
 
-static __always_inline int on_vfree_ptr(void *ctx, bool atomic_fetch, __u64 ptr, __u8 flags)
+static __always_inline int on_vfree_ptr(void *ctx, enum prog_run atomic_fetch, __u64 ptr, __u8 flags)
 {
 	struct event_ctx ev;
 
@@ -373,20 +375,20 @@ static __always_inline int on_vfree_ptr(void *ctx, bool atomic_fetch, __u64 ptr,
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
 	if (do_hist)
-		hist_free(KMT_TYPE_VMALLOC, ptr);
+		hist_free(KMT_TYPE_VMALLOC, ptr, atomic_fetch);
 	if (do_stream)
 		stream_vfree(&ev, atomic_fetch, stack_site(ctx, KMT_TEXT_VMALLOC), ptr, flags);
 	return 0;
 }
 
 /* vfree(addr), vfree_atomic(addr) */
-static __always_inline int on_vfree(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_vfree(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return on_vfree_ptr(regs, atomic_fetch, arg_number(ctx, 0), 0);
 }
 
 /* free_vmap_area_noflush(va_start, nr_lazy, nr_lazy_max) */
-static __always_inline int on_free_vmap_area(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_free_vmap_area(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return on_vfree_ptr(regs, atomic_fetch, ARG(ctx, 0), KMT_VMALLOC_AREA);
 }
@@ -474,7 +476,7 @@ struct bulk_call {
 	bool filtered; /* the frees: the task passes the filters */
 };
 
-static __always_inline void bulk_alloc_object(struct bulk_call *b, __u32 i, bool atomic_fetch)
+static __always_inline void bulk_alloc_object(struct bulk_call *b, __u32 i, enum prog_run atomic_fetch)
 {
 	__u64 ptr = bulk_object(b->array, i);
 
@@ -492,11 +494,11 @@ static __always_inline void bulk_alloc_object(struct bulk_call *b, __u32 i, bool
 /* A free that passed the filters (a bulk call's object, an object into an
  * RCU sheaf): into each mode that is on.  type: KMT_TYPE_CACHE with s,
  * else a kfree. */
-static __always_inline void free_passed(struct event_ctx *ev, bool atomic_fetch, __u8 type,
+static __always_inline void free_passed(struct event_ctx *ev, enum prog_run atomic_fetch, __u8 type,
 					struct kmem_cache *s, __u64 site, __u64 ptr, __u8 ev_flags)
 {
 	if (do_hist)
-		hist_free(type, ptr);
+		hist_free(type, ptr, atomic_fetch);
 	if (do_stat)
 		stat_free(ptr, ev);
 	if (do_stream && type == KMT_TYPE_CACHE)
@@ -505,7 +507,7 @@ static __always_inline void free_passed(struct event_ctx *ev, bool atomic_fetch,
 		stream_kfree(ev, atomic_fetch, site, ptr, ev_flags);
 }
 
-static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i, bool atomic_fetch)
+static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i, enum prog_run atomic_fetch)
 {
 	__u64 ptr = bulk_object(b->array, i);
 	/* From s, not a stored type: in a bpf_loop() callback the verifier
@@ -537,7 +539,7 @@ static long bulk_free_next(__u32 i, void *b)
 }
 
 /* Every object of b, by bpf_loop() (by_loop) or a bounded loop. */
-static __always_inline void bulk_each(struct bulk_call *b, bool alloc, bool atomic_fetch,
+static __always_inline void bulk_each(struct bulk_call *b, bool alloc, enum prog_run atomic_fetch,
 				      bool by_loop)
 {
 	if (by_loop) {
@@ -556,7 +558,7 @@ static __always_inline void bulk_each(struct bulk_call *b, bool alloc, bool atom
 
 /* kmem_cache_alloc_bulk(s, flags, size, p) returned how many of p it filled
  * (before 7.x), or whether it filled them all. */
-static __always_inline int cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool by_loop)
+static __always_inline int cache_alloc_bulk(__u64 *ctx, enum prog_run atomic_fetch, bool by_loop)
 {
 	struct kmem_cache *s = (void *)arg_number(ctx, 0);
 	struct bulk_call b = { .ctx = ctx, .s = s, .array = arg_number(ctx, 3),
@@ -579,13 +581,14 @@ static __always_inline int cache_alloc_bulk(__u64 *ctx, bool atomic_fetch, bool 
 		describe_task(&b.ev, atomic_fetch);
 	/* Counted at once, outside the loop the verifier walks pass by pass. */
 	if (do_hist)
-		hist_alloc_n(KMT_TYPE_CACHE, b.site, 1, b.req, b.alloc, b.s, false, b.n);
+		hist_alloc_n(KMT_TYPE_CACHE, b.site, 1, b.req, b.alloc, b.s, false, b.n,
+			     run_preemptible(atomic_fetch));
 	bulk_each(&b, true, atomic_fetch, by_loop);
 	return 0;
 }
 
 /* kmem_cache_free_bulk(s, size, p); kfree_bulk(size, p) passes s NULL: kfrees. */
-static __always_inline int cache_free_bulk(__u64 *ctx, bool atomic_fetch, bool by_loop)
+static __always_inline int cache_free_bulk(__u64 *ctx, enum prog_run atomic_fetch, bool by_loop)
 {
 	struct bulk_call b = { .ctx = ctx, .s = (void *)arg_number(ctx, 0),
 			       .array = arg_number(ctx, 2) };
@@ -620,7 +623,7 @@ static __always_inline bool kmalloc_cache(struct kmem_cache *s)
 	       (1U << bpf_core_enum_value(enum _slab_flag_bits, _SLAB_KMALLOC));
 }
 
-static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	struct kmem_cache *s = (void *)arg_number(ctx, 0);
 	__u64 ptr = arg_number(ctx, 1), site, taken = 0;
@@ -644,12 +647,12 @@ static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, void *regs, bool atomi
 }
 
 /* The fe_ and fec_ programs: the bounded loop. */
-static __always_inline int on_cache_alloc_bulk(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_alloc_bulk(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return cache_alloc_bulk(ctx, atomic_fetch, false);
 }
 
-static __always_inline int on_cache_free_bulk(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_cache_free_bulk(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	return cache_free_bulk(ctx, atomic_fetch, false);
 }
@@ -673,7 +676,7 @@ static __always_inline bool task_recorded(__u32 tgid, __u32 tid)
  * name (a rename is traced before the kernel copies it), else NULL.  Not
  * written again when lost: counted as lost.
  */
-static __always_inline void write_task_record(bool atomic_fetch, bool btf,
+static __always_inline void write_task_record(enum prog_run atomic_fetch, bool btf,
 					      struct task_struct *task, __u8 why, __u64 parent,
 					      const char *comm)
 {
@@ -700,7 +703,7 @@ static __always_inline void write_task_record(bool atomic_fetch, bool btf,
 
 /* A process forked by one -p traces is traced too; any new task (process
  * or thread) gets a task record: its tid may have been another's. */
-static __always_inline int on_fork(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_fork(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	struct task_struct *parent = (void *)ARG(ctx, 0), *child = (void *)ARG(ctx, 1);
 	__u32 parent_tgid = KREAD(btf, parent, tgid);
@@ -717,7 +720,7 @@ static __always_inline int on_fork(__u64 *ctx, void *regs, bool atomic_fetch, bo
 }
 
 /* sched_process_exec(p, old_pid, bprm): p has its new comm already. */
-static __always_inline int on_exec(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_exec(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	if (do_stream)
 		write_task_record(atomic_fetch, btf, (void *)ARG(ctx, 0), KMT_TASK_EXEC, 0, NULL);
@@ -725,7 +728,7 @@ static __always_inline int on_exec(__u64 *ctx, void *regs, bool atomic_fetch, bo
 }
 
 /* task_rename(task, comm): prctl(PR_SET_NAME), /proc/PID/comm, exec. */
-static __always_inline int on_rename(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_rename(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	if (do_stream)
 		write_task_record(atomic_fetch, btf, (void *)ARG(ctx, 0), KMT_TASK_RENAME, 0,
@@ -735,7 +738,7 @@ static __always_inline int on_rename(__u64 *ctx, void *regs, bool atomic_fetch, 
 
 /* The exit of a thread: the frees it does after it are still its own, so
  * a reader keeps its name until another task takes the tid (a fork). */
-static __always_inline int on_exit(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_exit(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	if (do_stream)
 		write_task_record(atomic_fetch, btf, (void *)ARG(ctx, 0), KMT_TASK_EXIT, 0, NULL);
@@ -747,7 +750,7 @@ static __always_inline int on_exit(__u64 *ctx, void *regs, bool atomic_fetch, bo
  * sched_process_exit: the frees an exiting process does after that
  * tracepoint (its files, its mm) are still its own.
  */
-static __always_inline int on_task_free(__u64 *ctx, void *regs, bool atomic_fetch, bool btf)
+static __always_inline int on_task_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
 {
 	struct task_struct *task = (void *)ARG(ctx, 0);
 	__u32 pid = KREAD(btf, task, pid);
@@ -861,7 +864,7 @@ int tpe_kmalloc(struct trace_event_raw_kmalloc *r)
 	__u64 args[6] = { r->call_site, (__u64)r->ptr, r->bytes_req, r->bytes_alloc, r->gfp_flags,
 			  r->node };
 
-	return on_kmalloc(args, r, true, true);
+	return on_kmalloc(args, r, RUN_CLASSIC, true);
 }
 
 SEC("tracepoint/kmem/kmem_cache_alloc")
@@ -881,7 +884,7 @@ int tpe_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *r)
 	/* A cache that is not the object's says nothing true of it. */
 	if (s && s->object_size != req)
 		s = NULL;
-	return cache_alloc_passed(r, &ev, true, true, s, r->call_site, ptr, req, r->bytes_alloc,
+	return cache_alloc_passed(r, &ev, RUN_CLASSIC, true, s, r->call_site, ptr, req, r->bytes_alloc,
 				  r->gfp_flags, true, r->node);
 }
 
@@ -890,7 +893,7 @@ int tpe_kfree(struct trace_event_raw_kfree *r)
 {
 	__u64 args[2] = { r->call_site, (__u64)r->ptr };
 
-	return on_kfree(args, r, true, false);
+	return on_kfree(args, r, RUN_CLASSIC, false);
 }
 
 SEC("tracepoint/kmem/kmem_cache_free")
@@ -902,7 +905,7 @@ int tpe_kmem_cache_free(struct trace_event_raw_kmem_cache_free *r)
 	/* Only the stream names the cache of a free: no slab walk for the others. */
 	if (do_stream && free_wanted_by_filtered(EV_CACHE))
 		args[2] = (__u64)slab_cache_of(ptr);
-	return on_cache_free(args, r, true, true);
+	return on_cache_free(args, r, RUN_CLASSIC, true);
 }
 
 SEC("tracepoint/kmem/mm_page_alloc")
@@ -910,7 +913,7 @@ int tpe_mm_page_alloc(struct trace_event_raw_mm_page_alloc *r)
 {
 	__u64 args[4] = { page_of_pfn(r->pfn), r->order, r->gfp_flags, r->migratetype };
 
-	return on_page_alloc(args, r, true, false);
+	return on_page_alloc(args, r, RUN_CLASSIC, false);
 }
 
 SEC("tracepoint/kmem/mm_page_free")
@@ -918,7 +921,7 @@ int tpe_mm_page_free(struct trace_event_raw_mm_page_free *r)
 {
 	__u64 args[2] = { page_of_pfn(r->pfn), r->order };
 
-	return on_page_free(args, r, true, false);
+	return on_page_free(args, r, RUN_CLASSIC, false);
 }
 
 SEC("tracepoint/percpu/percpu_alloc_percpu")
@@ -928,7 +931,7 @@ int tpe_percpu_alloc_percpu(struct trace_event_raw_percpu_alloc_percpu *r)
 			   (__u64)r->base_addr, r->off, (__u64)r->ptr, r->bytes_alloc,
 			   r->gfp_flags };
 
-	return on_percpu_alloc(args, r, true, false);
+	return on_percpu_alloc(args, r, RUN_CLASSIC, false);
 }
 
 SEC("tracepoint/percpu/percpu_free_percpu")
@@ -936,7 +939,7 @@ int tpe_percpu_free_percpu(struct trace_event_raw_percpu_free_percpu *r)
 {
 	__u64 args[3] = { (__u64)r->base_addr, r->off, (__u64)r->ptr };
 
-	return on_percpu_free(args, r, true, false);
+	return on_percpu_free(args, r, RUN_CLASSIC, false);
 }
 
 SEC("tracepoint/vmalloc/alloc_vmap_area")
@@ -944,7 +947,7 @@ int tpe_alloc_vmap_area(struct trace_event_raw_alloc_vmap_area *r)
 {
 	__u64 args[6] = { r->addr, r->size, r->align, r->vstart, r->vend, r->failed };
 
-	return on_alloc_vmap_area(args, r, true, false);
+	return on_alloc_vmap_area(args, r, RUN_CLASSIC, false);
 }
 
 SEC("tracepoint/vmalloc/free_vmap_area_noflush")
@@ -952,7 +955,7 @@ int tpe_free_vmap_area_noflush(struct trace_event_raw_free_vmap_area_noflush *r)
 {
 	__u64 args[3] = { r->va_start, r->nr_lazy, r->nr_lazy_max };
 
-	return on_free_vmap_area(args, r, true, false);
+	return on_free_vmap_area(args, r, RUN_CLASSIC, false);
 }
 
 /*
@@ -962,9 +965,10 @@ int tpe_free_vmap_area_noflush(struct trace_event_raw_free_vmap_area_noflush *r)
  * that free thousands of objects), would go unseen.  Beside each classic
  * program a tp_btf one (tpn_<tp>) takes exactly the events it skips: the
  * count is above 0 whether the classic program ran before on the same
- * event (and gave it back) or runs after.  Those events run in interrupts,
- * where no task preempts them.  user space subtracts what these took from
- * the classic programs' misses.
+ * event (and gave it back) or runs after.  Most of those events run in
+ * interrupts; a bpf() map call raises the count too, with preemption on,
+ * so these may be preempted like any tp_btf program (run_preemptible()).
+ * user space subtracts what these took from the classic programs' misses.
  */
 extern const int bpf_prog_active __ksym __weak;
 

@@ -150,7 +150,7 @@ struct kmt_stat_misc {
 	__u64 procs_full;      /* events missing from the process table */
 	__u64 untracked_frees; /* frees of what was allocated before, or not traced */
 	__u64 replaced;        /* allocation at a pointer still tracked (a missed free) */
-	__u64 scratch[2];      /* a cache's address as a number, one per program */
+	__u64 scratch[4];      /* a cache's address as a number, one per program */
 };
 
 /*

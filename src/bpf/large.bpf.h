@@ -133,7 +133,7 @@ static __always_inline void large_note_page(__u64 *ctx, __u64 pid_tgid, __u32 or
 }
 
 /* The page's counts, taken back: its kmalloc counts it. */
-static __always_inline void large_uncount_page(struct large_rec *r, bool atomic_fetch,
+static __always_inline void large_uncount_page(struct large_rec *r, enum prog_run atomic_fetch,
 					       __u64 bytes)
 {
 	__u8 one = 1;
@@ -142,22 +142,23 @@ static __always_inline void large_uncount_page(struct large_rec *r, bool atomic_
 		ai_uncount(atomic_fetch, r->ai_site, bytes);
 		ai_disown(atomic_fetch, r->page);
 	}
-	if (do_hist && r->hist_counted && hist_undo_possible(r->hist_level) &&
+	if (do_hist && r->hist_counted && hist_undo_possible(r->hist_level, atomic_fetch) &&
 	    !bpf_map_update_elem(&hist_large_pages, &r->page, &one, BPF_ANY))
-		hist_undo(KMT_TYPE_PAGES, 0, bytes, bytes, r->hist_level);
+		hist_undo(KMT_TYPE_PAGES, 0, bytes, bytes, r->hist_level, atomic_fetch);
 }
 
 /* The kernel's first trace of this kmalloc, taken back: this one, from the
  * real caller, counts it. */
-static __always_inline void large_uncount_first(struct large_rec *r, bool atomic_fetch,
+static __always_inline void large_uncount_first(struct large_rec *r, enum prog_run atomic_fetch,
 						__u64 ptr, __u64 req, __u64 bytes)
 {
 	if (do_allocinfo && r->ai_counted) {
 		ai_uncount(atomic_fetch, r->ai_site, bytes);
 		ai_forget(atomic_fetch, ptr);
 	}
-	if (do_hist && r->hist_counted && hist_undo_possible(r->hist_level))
-		hist_undo(KMT_TYPE_KMALLOC, r->call_site, req, bytes, r->hist_level);
+	if (do_hist && r->hist_counted && hist_undo_possible(r->hist_level, atomic_fetch))
+		hist_undo(KMT_TYPE_KMALLOC, r->call_site, req, bytes, r->hist_level,
+			  atomic_fetch);
 }
 
 /*
@@ -166,7 +167,7 @@ static __always_inline void large_uncount_first(struct large_rec *r, bool atomic
  * or the kernel's first trace of it.  Returns the task's record, for
  * large_kmalloc_after(); *second: this is the kernel's second trace.
  */
-static __always_inline struct large_rec *large_kmalloc_before(__u64 *ctx, bool atomic_fetch,
+static __always_inline struct large_rec *large_kmalloc_before(__u64 *ctx, enum prog_run atomic_fetch,
 							       __u64 pid_tgid, __u64 ptr,
 							       __u64 req, bool *second)
 {

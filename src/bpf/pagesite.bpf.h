@@ -209,7 +209,7 @@ static __always_inline __u64 ps_learned_site(void *ctx, struct ps_cpu *c, struct
 
 /* Sends user space this allocation's return addresses and the stack
  * above ctx; claimed: the caller the learned frames gave (an audit). */
-static __always_inline void ps_sample(void *ctx, struct ps_cpu *c, struct ps_stats *st,
+static __always_inline void ps_sample(void *ctx, __u64 ctx_addr, struct ps_stats *st,
 				      __u64 claimed, __u64 path)
 {
 	struct ps_sample *r = bpf_ringbuf_reserve(&ps_samples, sizeof(*r), 0);
@@ -223,7 +223,7 @@ static __always_inline void ps_sample(void *ctx, struct ps_cpu *c, struct ps_sta
 	r->path = path;
 	n = bpf_get_stack(ctx, r->ips, sizeof(r->ips), PS_SKIP);
 	r->n = n > 0 ? n / sizeof(__u64) : 0;
-	r->raw_len = ps_read_above(r->raw, sizeof(r->raw), ctx, PS_READ(c->ctx_addr));
+	r->raw_len = ps_read_above(r->raw, sizeof(r->raw), ctx, ctx_addr);
 	/* User space reads the ring on its own schedule: no wakeups. */
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	PS_COUNT(st, samples);
@@ -235,7 +235,7 @@ static __always_inline __u64 pagesite_find(void *ctx)
 	__u32 zero = 0;
 	struct ps_stats *st;
 	struct ps_cpu *c;
-	__u64 site, path = 0;
+	__u64 site, path = 0, ctx_addr;
 
 	if (!ps_on)
 		return 0;
@@ -247,6 +247,9 @@ static __always_inline __u64 pagesite_find(void *ctx)
 	/* Through memory: ctx as a number (a privileged program's right). */
 	PS_READ(c->ctx_addr) = (__u64)ctx;
 	site = ps_learned_site(ctx, c, st, &path);
+	/* Kept while busy: once it is not, another task's program (7.x: a
+	 * preempted run) may write its own ctx there. */
+	ctx_addr = PS_READ(c->ctx_addr);
 	PS_READ(c->busy) = 0;
 	if (site) {
 		bool known = ps_path_known(path);
@@ -259,14 +262,14 @@ static __always_inline __u64 pagesite_find(void *ctx)
 			c->until_audit = PS_AUDIT - 1;
 		PS_COUNT(st, audits);
 		PS_COUNT(st, misses);
-		ps_sample(ctx, c, st, site, path);
+		ps_sample(ctx, ctx_addr, st, site, path);
 		return 0;
 	}
 	PS_COUNT(st, misses);
 	if (c->until_sample--)
 		return 0;
 	c->until_sample = PS_SAMPLE_EVERY - 1;
-	ps_sample(ctx, c, st, 0, 0);
+	ps_sample(ctx, ctx_addr, st, 0, 0);
 	return 0;
 }
 

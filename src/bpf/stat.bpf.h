@@ -222,7 +222,8 @@ static __always_inline void stat_locate(__u64 ptr, __s32 node, struct kmt_stat_m
 /*
  * An allocation that passed the filters.  s: the event's cache where it
  * names one, else NULL; slot: the entry point's own scratch word (the
- * same program never runs twice at once on a CPU); node: the NUMA node
+ * same program never runs twice at once on a CPU; a classic program's
+ * tp_btf neighbour may run inside it); node: the NUMA node
  * asked for, -1 for any.
  */
 static __always_inline void stat_alloc(__u8 type, __u64 call_site, __u64 ptr, __u64 req,
@@ -236,10 +237,12 @@ static __always_inline void stat_alloc(__u8 type, __u64 call_site, __u64 ptr, __
 
 	if (!m)
 		return;
-	if (s) {
+	if (s && !btf) {
+		key.cache = (__u64)s;
+	} else if (s) {
 		/* With tp_btf, s is a typed pointer the verifier allows no
 		 * arithmetic on; loaded back from map memory it is a number. */
-		volatile __u64 *scratch = &m->scratch[slot & 1];
+		volatile __u64 *scratch = &m->scratch[slot & 3];
 
 		*scratch = (__u64)s;
 		key.cache = *scratch;

@@ -52,7 +52,7 @@ static __always_inline void count_name_loss(__u32 cpu)
  * every allocating CPU wrote on every event.  Atomic even so, because a
  * program on another tracepoint can interrupt this one on the same CPU.
  */
-static __always_inline __s32 next_seq(const struct event_ctx *ev, bool atomic_fetch)
+static __always_inline __s32 next_seq(const struct event_ctx *ev, enum prog_run atomic_fetch)
 {
 	__u32 *counter, seq;
 
@@ -68,7 +68,7 @@ static __always_inline __s32 next_seq(const struct event_ctx *ev, bool atomic_fe
 }
 
 static __always_inline void fill_core(struct kmt_core *core, const struct event_ctx *ev, __u8 event,
-				      __u8 type, __u16 size, bool atomic_fetch, __u64 call_site,
+				      __u8 type, __u16 size, enum prog_run atomic_fetch, __u64 call_site,
 				      __u64 ptr)
 {
 	core->event_id = event;
@@ -245,8 +245,6 @@ static __always_inline __u64 wakeup_flags(struct kmt_cpu_counters *cc)
  * Elsewhere only an interrupt can come between, and it gives the level
  * back before this run goes on.
  */
-const volatile bool runs_preemptible = false;
-
 static __always_inline bool stage_claim(__u32 *flag)
 {
 	if (runs_preemptible) {
@@ -486,7 +484,7 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
-static __always_inline bool write_cache_record(struct event_ctx *ev, bool atomic_fetch,
+static __always_inline bool write_cache_record(struct event_ctx *ev, enum prog_run atomic_fetch,
 					       struct kmem_cache *s, bool btf, __u64 addr)
 {
 	struct kmt_rec_cache *rec = reserve_record(ev, sizeof(*rec), false);
@@ -515,7 +513,7 @@ static __always_inline bool write_cache_record(struct event_ctx *ev, bool atomic
  * order): its cache record, where this CPU has not written one.  Returns
  * the address for the event's reference.
  */
-static __always_inline __u64 describe_cache(struct event_ctx *ev, bool atomic_fetch,
+static __always_inline __u64 describe_cache(struct event_ctx *ev, enum prog_run atomic_fetch,
 					    struct kmem_cache *s, bool btf)
 {
 	__u64 addr = (__u64)s;
@@ -548,7 +546,7 @@ static __always_inline void fill_cache_ref(struct kmt_feat_cache_ref *ref, __u64
 
 /* A task record: its pid, tid and comm, filled by the caller. */
 static __always_inline struct kmt_rec_task *reserve_task_record(struct event_ctx *ev,
-								 bool atomic_fetch, __u8 why,
+								 enum prog_run atomic_fetch, __u8 why,
 								 __u64 parent_tid)
 {
 	struct kmt_rec_task *rec = reserve_record(ev, sizeof(*rec), false);
@@ -569,7 +567,7 @@ static __always_inline struct kmt_rec_task *reserve_task_record(struct event_ctx
  * this CPU has not written one.  Not for the idle task (tid 0): a reader
  * names it swapper/CPU, as the kernel does, one per CPU.
  */
-static __always_inline void describe_task(struct event_ctx *ev, bool atomic_fetch)
+static __always_inline void describe_task(struct event_ctx *ev, enum prog_run atomic_fetch)
 {
 	__u32 tid = (__u32)ev->pid_tgid, zero = 0;
 	struct kmt_rec_task *rec;
@@ -599,7 +597,7 @@ static __always_inline void describe_task(struct event_ctx *ev, bool atomic_fetc
 }
 
 /* An event's record, its task described first. */
-static __always_inline void *reserve_event(struct event_ctx *ev, bool atomic_fetch, __u32 size)
+static __always_inline void *reserve_event(struct event_ctx *ev, enum prog_run atomic_fetch, __u32 size)
 {
 	describe_task(ev, atomic_fetch);
 	return reserve(ev, size);
@@ -607,7 +605,7 @@ static __always_inline void *reserve_event(struct event_ctx *ev, bool atomic_fet
 
 /* The same for an event that may be an object of a bulk call, whose loop
  * described the task once before it (the verifier walks every pass). */
-static __always_inline void *reserve_object(struct event_ctx *ev, bool atomic_fetch, __u8 ev_flags,
+static __always_inline void *reserve_object(struct event_ctx *ev, enum prog_run atomic_fetch, __u8 ev_flags,
 					    __u32 size)
 {
 	return (ev_flags & KMT_EV_BULK) ? reserve(ev, size) : reserve_event(ev, atomic_fetch, size);
@@ -642,7 +640,7 @@ static __always_inline void fill_page(struct kmt_feat_page *fp, __u64 *stored_pa
 
 /* --- one record per event ------------------------------------------------------ */
 
-static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev, enum prog_run atomic_fetch,
 					   bool has_node, __u64 ptr, __u64 req)
 {
 	struct kmt_rec_kmalloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
@@ -657,7 +655,7 @@ static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev, boo
 }
 
 /* s: the event's cache where it names one, else NULL; ev_flags: KMT_EV_*. */
-static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic_fetch, bool btf,
+static __always_inline void stream_cache_alloc(struct event_ctx *ev, enum prog_run atomic_fetch, bool btf,
 					       struct kmem_cache *s, __u64 call_site, __u64 ptr,
 					       __u64 req, __u64 alloc, __u32 gfp, __s32 node,
 					       __u8 ev_flags)
@@ -675,7 +673,7 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, bool atomic
 	submit(ev, rec);
 }
 
-static __always_inline void stream_kfree(struct event_ctx *ev, bool atomic_fetch, __u64 call_site,
+static __always_inline void stream_kfree(struct event_ctx *ev, enum prog_run atomic_fetch, __u64 call_site,
 					 __u64 ptr, __u8 ev_flags)
 {
 	struct kmt_rec_kfree *rec = reserve_object(ev, atomic_fetch, ev_flags, sizeof(*rec));
@@ -689,7 +687,7 @@ static __always_inline void stream_kfree(struct event_ctx *ev, bool atomic_fetch
 }
 
 /* A free from cache s (NULL: the event names none), by reference; ev_flags: KMT_EV_*. */
-static __always_inline void stream_cache_free_ref(struct event_ctx *ev, bool atomic_fetch, bool btf,
+static __always_inline void stream_cache_free_ref(struct event_ctx *ev, enum prog_run atomic_fetch, bool btf,
 						  struct kmem_cache *s, __u64 call_site, __u64 ptr,
 						  __u8 ev_flags)
 {
@@ -707,7 +705,7 @@ static __always_inline void stream_cache_free_ref(struct event_ctx *ev, bool ato
 
 /* Where the event names the cache by a string (5.12 - 6.0): the name in the record. */
 static __always_inline void stream_cache_free_named(__u64 *ctx, struct event_ctx *ev,
-						    bool atomic_fetch, __u64 ptr)
+						    enum prog_run atomic_fetch, __u64 ptr)
 {
 	struct kmt_rec_cache_free_named *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
@@ -725,7 +723,7 @@ static __always_inline void stream_cache_free_named(__u64 *ctx, struct event_ctx
 	submit(ev, rec);
 }
 
-static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, enum prog_run atomic_fetch,
 					      bool btf, __u64 ptr)
 {
 	if (cache_free_args == KMT_CACHE_FREE_NAME)
@@ -737,7 +735,7 @@ static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, 
 }
 
 static __always_inline void stream_page_alloc(__u64 *ctx, void *regs, struct event_ctx *ev,
-					      bool atomic_fetch, __u32 order, __u64 bytes)
+					      enum prog_run atomic_fetch, __u32 order, __u64 bytes)
 {
 	struct kmt_rec_page_alloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
@@ -753,7 +751,7 @@ static __always_inline void stream_page_alloc(__u64 *ctx, void *regs, struct eve
 	submit(ev, rec);
 }
 
-static __always_inline void stream_page_free(__u64 *ctx, struct event_ctx *ev, bool atomic_fetch,
+static __always_inline void stream_page_free(__u64 *ctx, struct event_ctx *ev, enum prog_run atomic_fetch,
 					     __u32 order)
 {
 	struct kmt_rec_page_free *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
@@ -781,7 +779,7 @@ static __always_inline void fill_percpu(struct kmt_feat_percpu *fp, __u8 flags, 
 
 /* full: the event's layout has call_site, bytes_alloc and gfp_flags. */
 static __always_inline void stream_percpu_alloc(__u64 *ctx, struct event_ctx *ev,
-						bool atomic_fetch, bool full, __u64 site,
+						enum prog_run atomic_fetch, bool full, __u64 site,
 						__u64 ptr, __u64 size, __u64 alloc)
 {
 	struct kmt_rec_percpu_alloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
@@ -802,7 +800,7 @@ static __always_inline void stream_percpu_alloc(__u64 *ctx, struct event_ctx *ev
 }
 
 static __always_inline void stream_percpu_free(__u64 *ctx, struct event_ctx *ev,
-					       bool atomic_fetch, __u64 ptr)
+					       enum prog_run atomic_fetch, __u64 ptr)
 {
 	struct kmt_rec_percpu_free *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
 
@@ -825,7 +823,7 @@ static __always_inline void fill_vmalloc(struct kmt_feat_vmalloc *fv, __u8 flags
 }
 
 /* flags: KMT_VMALLOC_AREA from the vmap_area tracepoints. */
-static __always_inline void stream_vmalloc(struct event_ctx *ev, bool atomic_fetch, __u64 call_site,
+static __always_inline void stream_vmalloc(struct event_ctx *ev, enum prog_run atomic_fetch, __u64 call_site,
 					   __u64 ptr, __u64 req, __u64 alloc, __u32 gfp, __s32 node,
 					   __u8 flags)
 {
@@ -841,7 +839,7 @@ static __always_inline void stream_vmalloc(struct event_ctx *ev, bool atomic_fet
 	submit(ev, rec);
 }
 
-static __always_inline void stream_vfree(struct event_ctx *ev, bool atomic_fetch, __u64 call_site,
+static __always_inline void stream_vfree(struct event_ctx *ev, enum prog_run atomic_fetch, __u64 call_site,
 					 __u64 ptr, __u8 flags)
 {
 	struct kmt_rec_vfree *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
@@ -861,7 +859,7 @@ static __always_inline void stream_vfree(struct event_ctx *ev, bool atomic_fetch
  * a reader can tell an idle CPU from one whose records stopped, and place
  * losses in time.  Lost to a full ring, the next one says it.
  */
-static __always_inline int stream_heartbeat(bool atomic_fetch)
+static __always_inline int stream_heartbeat(enum prog_run atomic_fetch)
 {
 	struct event_ctx ev = { .cpu = bpf_get_smp_processor_id() };
 	struct kmt_rec_heartbeat *rec;
