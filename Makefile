@@ -3,7 +3,7 @@
 #   make            ./kmemsnoop, the unit tests and the test workload
 #   make test       install what testing needs, then the whole test suite
 #                   (root: it runs BPF programs), the VM
-#                   matrix included (x86 and the newest arm64 kernel;
+#                   matrix included (every x86 and arm64 kernel;
 #                   VMTEST=0 leaves the VMs out)
 #   make static     a fully static ./kmemsnoop-static (libbpf, libelf, libdw, ncurses...)
 #   make static ARCH=arm64 (or make static-arm64)
@@ -329,8 +329,8 @@ vmtest-arm64: static-arm64
 
 # tests/run.sh runs tools/vmtest after the host's tests, so that its
 # closing totals count the VMs' results too.
-# With the VMs, the arm64 build too: tests/run.sh boots the newest arm64
-# kernel alongside the x86 matrix (VMTEST_ARM64=all: every arm64 kernel).
+# With the VMs, the arm64 build too: tests/run.sh boots every arm64
+# kernel alongside the x86 matrix (VMTEST_ARM64: which ones; 0 none).
 test: deps-test
 	$(MAKE) all $(STATIC_KMEMSNOOP) $(if $(filter 0,$(VMTEST)),,static-arm64)
 	KMEMSNOOP_STATIC=$(abspath $(STATIC_KMEMSNOOP)) tests/run.sh

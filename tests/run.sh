@@ -11,13 +11,12 @@
 # Then tools/vmtest, the same integration tests on other kernels under
 # QEMU, whose tagged result lines count here too (VMTEST=0 leaves it out),
 # and, when the arm64 build is there (make test builds it), tools/vmtest
-# --arch arm64 on the newest arm64 kernel and its preempt=full variant
-# (VMTEST_ARM64: the series, default "newest newest+full";
-# "all" the whole arm64 matrix, which takes about as
-# long as the x86 one and so runs outside CI; 0 none), started before the
-# host's tests and run beside them, then beside the x86 matrix within the
-# same VMs at a time (tools/vmtest's VMTEST_SLOTS), its results counted
-# after the x86 ones.
+# --arch arm64 on every arm64 kernel and the newest one's preempt=full
+# variant (VMTEST_ARM64: the series, default all of them; 0 none),
+# started before the host's tests and run beside them, then beside the
+# x86 matrix within the same VMs at a time (tools/vmtest's VMTEST_SLOTS),
+# its results counted after the x86 ones.  Each VM runs the tests whose
+# header says it runs there (tools/vmtest, runs_in).
 #
 # Run from anywhere (make test runs it from the top as root, after make).
 # Arguments: optional test script names or paths to run instead of all,
@@ -89,7 +88,7 @@ else
 	done
 fi
 
-arm64_series=${VMTEST_ARM64:-newest newest+full}
+arm64_series=${VMTEST_ARM64:-all}
 [ "$arm64_series" = all ] && arm64_series=""
 arm64=0
 if [ $vmtest = 2 ] || { [ $vmtest = 1 ] && [ "$arm64_series" != 0 ] &&
@@ -101,13 +100,17 @@ fi
 # shellcheck disable=SC2206
 arm64_cmd=(env -u KMEMSNOOP_STATIC -u WORKLOAD -u BPF_PROGS tools/vmtest --arch arm64 $arm64_series)
 if [ $vmtest = 1 ] && [ $arm64 = 1 ]; then
-	# The arm64 VM, the longest, boots now, beside the host's tests, which
-	# leave a CPU mostly idle (they wait on workloads and timers), then
-	# shares the VMs at a time with the x86 matrix (each VM takes one host
-	# CPU).  Its results are counted once it ends, after the x86 ones.
+	# The arm64 VMs boot now, one at a time beside the host's tests, which
+	# leave a CPU mostly idle (they wait on workloads and timers) and hold
+	# the other slot, then share the VMs at a time with the x86 matrix (each
+	# VM takes one host CPU).  Their results are counted once they end,
+	# after the x86 ones.
 	slots=$(mktemp -d "${TMPDIR:-/tmp}/kmemsnoop-slots.XXXXXX") || exit 1
 	arm64_log=$slots/arm64.log
-	(VMTEST_SLOTS=$slots timeout -k 10 "${VMTEST_SUITE_TIMEOUT:-3600}" "${arm64_cmd[@]}" \
+	exec {host_slot}>>"$slots/slot.1"
+	flock "$host_slot"
+	(exec {host_slot}>&-
+		VMTEST_SLOTS=$slots timeout -k 10 "${VMTEST_SUITE_TIMEOUT:-3600}" "${arm64_cmd[@]}" \
 		>"$arm64_log" 2>&1; echo $? >"$slots/arm64.rc") &
 fi
 
@@ -121,6 +124,7 @@ for s in "${scripts[@]}"; do
 done
 
 if [ $vmtest = 1 ] && [ $arm64 = 1 ]; then
+	exec {host_slot}>&- # the host's tests are done: its slot is the VMs'
 	VMTEST_SLOTS=$slots RUN_TIMEOUT=${VMTEST_SUITE_TIMEOUT:-3600} run vmtest tools/vmtest
 	# shellcheck disable=SC2016
 	RUN_TIMEOUT=$((${VMTEST_SUITE_TIMEOUT:-3600} + 60)) run vmtest-arm64 \

@@ -14,6 +14,9 @@
 # src/bpf/kmemsnoop.h (24-byte core, 24-byte alloc part, then features
 # of {u16 size, u8 id, ...}), must consist of whole well-formed records
 # whose numbers per event kind match what "kmemsnoop -i DIR" prints.
+#
+# vmtest: host only: the kmemtrace file format is user space (test_recording
+# reads recordings in an arm64 VM).
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(binary.clean_stop_o binary.clean_stop_text binary.decode binary.same_events

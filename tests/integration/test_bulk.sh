@@ -31,6 +31,8 @@
 # Where it does not (this host's 6.18 refuses fentry): bulk.said checks
 # that kmemsnoop says at start that bulk objects are not seen, and the
 # others skip with that line.
+#
+# vmtest: every VM: bulk calls and kfree_rcu differ from kernel to kernel.
 . "$(dirname "$0")/../lib.sh"
 
 N=16

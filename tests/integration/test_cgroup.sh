@@ -11,6 +11,8 @@
 #   cgroup.hist_by   system-wide --hist-by cgroup: the cgroup's path is a
 #                    key, whose bucket of the messages' size class holds
 #                    (at least) a second run's COUNT messages
+#
+# vmtest: every VM: cgroup ids and the cgroup filter, on each kernel.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200

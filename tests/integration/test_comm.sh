@@ -25,8 +25,9 @@
 # kmemsnoop's programs (BPF recursion misses) is a SKIP, not a FAIL; a line
 # under the wrong comm is always a FAIL.
 #
-# vmtest: matrix ends only: task names come from the sched and task_rename
-#   tracepoints, alike on every kernel.
+# vmtest: in x86/5.10 x86/newest: task names come from the sched and
+# task_rename programs, raw_tp on 5.10 and tp_btf beside the classic
+# programs on 7.x; the host runs the tp_btf ones.
 . "$(dirname "$0")/../lib.sh"
 
 COUNT=100

@@ -31,6 +31,9 @@
 #   cpus.summary_lines  at most 8 per-CPU loss lines, the last one
 #                     "N other CPUs lost ..." for the SPREAD - 7 or more
 #                     others, all adding up to the total lost
+#
+# vmtest: every VM: the rings of each CPU (skips where the VM has fewer than
+# 16).
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(cpus.start cpus.ring_memory cpus.map_memory cpus.stream cpus.output cpus.hist cpus.allocinfo cpus.stat

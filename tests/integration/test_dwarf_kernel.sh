@@ -21,6 +21,8 @@
 #   KMEMSNOOP_VMLINUX=/usr/lib/debug/boot/vmlinux-$(uname -r) \
 #   KMEMSNOOP_DWARF_EXPECT=<(tools/dwarf-expect /usr/lib/debug/boot/vmlinux-$(uname -r)) \
 #   tests/run.sh test_dwarf_kernel
+#
+# vmtest: every VM: the kernel's DWARF, where the VM has its debug vmlinux.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=5000

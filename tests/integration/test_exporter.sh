@@ -39,12 +39,13 @@
 #                        which counts (at least) them, and there are still
 #                        at most 3 series and "other"
 #
-# vmtest: every VM: the static binary serves there as everywhere (each
-# kernel and architecture); the VMs have no prometheus, promtool or curl,
-# so exporter.docs, .promtool, .up and .prometheus SKIP there, saying so,
-# and the rest read what the VM's kmemsnoop served; the text scrape goes
-# to the host in VMTEST-METRICS lines, where tools/vmtest runs promtool
-# check metrics on it (vm.promtool).
+# The VMs have no prometheus, promtool or curl: exporter.docs, .promtool,
+# .up and .prometheus SKIP there, saying so, and the rest read what the
+# VM's kmemsnoop served; the text scrape goes to the host in VMTEST-METRICS
+# lines, where tools/vmtest runs promtool check metrics on it (vm.promtool).
+#
+# vmtest: in x86/newest arm64/newest: the static binary of each architecture
+# serves there as everywhere.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200

@@ -32,8 +32,8 @@
 #                         death.
 #   faults.memcg.generous a limit with room for the rings lets it run.
 #
-# vmtest: matrix ends only: kills and memory limits: 5.10 (memlock) and the
-#   newest (memcg) are the two cases.
+# vmtest: in x86/5.10 x86/newest: kills and memory limits, where the kernel
+# charges BPF memory to memlock (5.10) or to the memory cgroup (7.x).
 . "$(dirname "$0")/../lib.sh"
 
 SIGKILL_MODES=(text output hist allocinfo stat listen)

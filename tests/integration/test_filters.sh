@@ -7,8 +7,8 @@
 # its filter lets through (the workload's known allocations) and nothing
 # else.
 #
-# vmtest: matrix ends only: the filters are the same BPF code in the raw_tp
-#   programs (5.10) and the tp_btf ones (newest).
+# vmtest: in x86/5.10: the filters are the same BPF code in every program
+# type: the raw_tp ones here, tp_btf on the host.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(filters.e_kmalloc filters.e_cache filters.e_page filters.e_kmalloc_page

@@ -8,8 +8,8 @@
 # pid and its forks with set_event_pid + event-fork) must agree on the
 # number of events of each kind per task.
 #
-# vmtest: matrix ends only: following children uses sched_process_fork, alike
-#   on every kernel.
+# vmtest: in x86/5.10 x86/newest: following children uses
+# sched_process_fork, raw_tp on 5.10 and tp_btf on 7.x.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(fork.clean_stop fork.child_msgs fork.child_frees fork.parent_msgs fork.tasks fork.oracle_counts)

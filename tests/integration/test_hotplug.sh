@@ -29,8 +29,8 @@
 # programs missed (an allocation while the same program ran on that CPU:
 # in the TCG VMs, with 7.x's preemptible tracepoints, tens of them).
 #
-# vmtest: matrix ends only: CPUs going offline are handled by user space the
-#   same way everywhere.
+# vmtest: in x86/newest: CPUs going offline are handled by user space, the
+# same on every kernel; on 7.x perf events carry the classic programs.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(hotplug.online hotplug.stream hotplug.hist hotplug.output hotplug.allocinfo)

@@ -19,6 +19,9 @@
 #                     bytes under the call site, about 2N in all
 #   stream.both       the text stream keeps every kmalloc and mm_page_alloc
 #                     event of that size, as the kernel's own trace does
+#
+# vmtest: every VM: large kmallocs are served differently from kernel to
+# kernel.
 . "$(dirname "$0")/../lib.sh"
 
 N=20

@@ -13,8 +13,8 @@
 #   both.one_table  without INTERVAL, the table comes once, at the end
 #   both.interval   with INTERVAL, a histogram block and a table each time
 #
-# vmtest: matrix ends only: modes together are user space over programs the
-#   other tests load.
+# vmtest: in x86/5.10: modes together are user space over programs the other
+# tests load on every kernel.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200

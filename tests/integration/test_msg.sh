@@ -6,6 +6,9 @@
 # msgsnd is one kmalloc from load_msg+ with bytes_req = 48 + SIZE (split in
 # pieces above 4048 bytes: see tests/workload.c) and every msgrcv frees
 # the same pointers from free_msg+.
+#
+# vmtest: every VM: the kmalloc events of each kernel's SysV messages,
+# against its own trace.
 . "$(dirname "$0")/../lib.sh"
 
 SIZES=(100 1000 5000)

@@ -39,6 +39,9 @@
 #                   served by node 0; bound to node 1, nothing is served
 #                   elsewhere (on 6.1 large kmallocs ignore the memory
 #                   policy: alloc_pages_node)
+#
+# vmtest: every VM: where the kernel maps memory differs by architecture and
+# kernel.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(numa.linear_map numa.recorded numa.served_slab.remote numa.served_pages.remote numa.bound_remote

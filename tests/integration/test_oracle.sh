@@ -15,6 +15,8 @@
 #             (name, node, accounted, pfn, order, migratetype).
 # for a message workload (kmalloc/kfree) and an open/close workload
 # (kmem_cache_alloc/free).
+#
+# vmtest: every VM: the events against the kernel's own trace.
 . "$(dirname "$0")/../lib.sh"
 
 WORKLOADS=("msg:msg 100 100 + msg 5000 10" "openclose:openclose 100")

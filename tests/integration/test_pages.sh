@@ -8,6 +8,9 @@
 # their numbers and the (event, pfn, order, migratetype, gfp_flags)
 # multisets, pfn being printed unhashed by both.  kmemsnoop's page= is the
 # real struct page address: linear in the pfn.
+#
+# vmtest: every VM: the page events and page addresses of each kernel and
+# architecture.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(pages.clean_stop pages.workload_fact pages.pipe_pages pages.alloc_count pages.free_count

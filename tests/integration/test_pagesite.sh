@@ -12,6 +12,9 @@
 # caller's loss and another's gain.  And the learned frames must have done
 # the work (-v), with no audit against a page's stack failing, while
 # --stacks walks every stack.
+#
+# vmtest: every VM: page callers come from stacks, laid out by each kernel
+# and architecture.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(pagesite.clean_stop pagesite.learned pagesite.no_mismatch pagesite.same_callers

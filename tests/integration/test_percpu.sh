@@ -16,8 +16,8 @@
 # the ENTRIES areas and their frees and no area of another size,
 # --min-size SIZE+1 none of them.
 #
-# vmtest: matrix ends only: the percpu events have two layouts, before 5.19
-#   (5.10) and after (newest), read by the same programs everywhere.
+# vmtest: in x86/5.10 x86/newest: the percpu events have two layouts, before
+# 5.19 and after, and a classic program on 7.x.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(percpu.oracle percpu.exact percpu.layout percpu.note percpu.frees percpu.recording percpu.json

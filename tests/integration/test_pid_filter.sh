@@ -8,8 +8,8 @@
 # that they did allocate during the window (otherwise the test would prove
 # nothing).
 #
-# vmtest: matrix ends only: the -p filter is the same BPF code in the raw_tp
-#   and tp_btf programs.
+# vmtest: in x86/5.10: the -p filter is the same BPF code in every program
+# type: the raw_tp ones here, tp_btf on the host, classic in test_preempt.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(pfilter.clean_stop pfilter.only_pid pfilter.no_noise pfilter.own_events pfilter.noise_active)

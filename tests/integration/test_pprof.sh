@@ -12,6 +12,9 @@
 #
 # In the VMs (no go there) only the checks that need no reader run: the
 # static builds, arm64's too, write the profile as the dynamic one does.
+#
+# vmtest: host only: the profile format is user space over --allocinfo's
+# tables.
 . "$(dirname "$0")/../lib.sh"
 
 SIZE=200

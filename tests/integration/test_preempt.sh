@@ -27,9 +27,8 @@
 #                            numbers once, from 0 to its last
 #   preempt.record.events    its events add up to the summary's count
 #
-# vmtest: newest only: the kernels whose tracepoints run programs
-#   preemptibly (on the others the host's run shows the same), also booted
-#   with preempt=full (tools/vmtest's newest+full).
+# vmtest: in x86/newest arm64/newest x86/newest+full arm64/newest+full: the
+# kernels whose tracepoints run programs preemptibly.
 . "$(dirname "$0")/../lib.sh"
 
 MODES=(text record allocinfo hist stat)

@@ -5,6 +5,8 @@
 # workload cannot provoke on demand (a missed free, a full bucket, a page
 # freed with another order, two parts of the object counting one event),
 # on this kernel.  Its PASS/FAIL/SKIP lines are the results.
+#
+# vmtest: every VM: the BPF programs on crafted arguments, on this kernel.
 . "$(dirname "$0")/../lib.sh"
 
 require_root

@@ -67,6 +67,9 @@
 #                   requested each, so none of the other's
 # And "--stat 0.2 3" prints the tables 3 times, then ends (stat.interval).
 # perf is not installed by the test: without it the perf tests SKIP.
+#
+# vmtest: every VM: what the kernel calls where differs by kernel and
+# architecture.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(stat.clean_stop stat.stream_clean_stop stat.stream_rows stat.stream_summary

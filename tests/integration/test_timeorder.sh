@@ -18,8 +18,8 @@
 #                          on stderr
 #   timeorder.json_*       the same with --json
 #
-# vmtest: matrix ends only: merging the CPUs' rings by time is user space over
-#   the same records everywhere.
+# vmtest: in x86/newest: merging the CPUs' rings by time is user space; 7.x
+# is where preempted programs once reordered them.
 . "$(dirname "$0")/../lib.sh"
 
 PP_SIZE=200

@@ -36,6 +36,9 @@
 #                             that address as the kernel's events
 #   vmalloc.size_filter       --min-size KIB KiB keeps the area's line,
 #                             --max-size KIB KiB - 1 leaves it out
+#
+# vmtest: every VM: vmalloc's functions and tracepoints differ from kernel
+# to kernel.
 . "$(dirname "$0")/../lib.sh"
 
 KIB=4096
