@@ -57,8 +57,15 @@
 #define AI_EEXIST 17 /* errno EEXIST: BPF programs have no errno.h */
 
 /* The BPF program and bpf_trace_run<N>: never the caller (more glue
- * frames, if a kernel has them, are skipped by name in user space). */
+ * frames, if a kernel has them, are skipped by name in user space).  A
+ * classic tracepoint program's stack starts where perf took the
+ * registers, in the function that has the tracepoint: nothing to skip. */
 #define AI_STACK_SKIP (2 & BPF_F_SKIP_FIELD_MASK)
+
+static __always_inline __u64 ai_stack_skip(enum prog_run run)
+{
+	return run == RUN_CLASSIC ? 0 : AI_STACK_SKIP;
+}
 
 const volatile bool ai_total = false;  /* --allocinfo=total */
 const volatile bool ai_stacks = false; /* --stacks */
@@ -442,7 +449,7 @@ static __always_inline bool allocinfo_alloc_site(void *ctx, enum prog_run atomic
 		site = pagesite_find(ctx);
 	if (ai_stacks || (type == KMT_TYPE_PAGES && !site) ||
 	    (type == KMT_TYPE_PERCPU && (!site || ai_percpu_wrapped(site)))) {
-		long id = bpf_get_stackid(ctx, &ai_stack_map, AI_STACK_SKIP);
+		long id = bpf_get_stackid(ctx, &ai_stack_map, ai_stack_skip(atomic_fetch));
 
 		if (id < 0) { /* -EEXIST: its bucket holds another stack */
 			AI_COUNT_LOST(stack_failed, bytes);
