@@ -50,9 +50,11 @@ enum prog_run { RUN_NO_FETCH = 0, RUN_FETCH = 1, RUN_CLASSIC = 2 };
  */
 const volatile bool runs_preemptible = false;
 
+/* The entry point's constant first: a classic program reads no rodata here
+ * (a volatile load the compiler must keep). */
 static __always_inline bool run_preemptible(enum prog_run run)
 {
-	return runs_preemptible && run != RUN_CLASSIC;
+	return run != RUN_CLASSIC && runs_preemptible;
 }
 
 /* -p: the thread groups being traced (the target and its descendants). */
