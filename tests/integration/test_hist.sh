@@ -23,8 +23,8 @@
 #              a closed pipe ends it quietly.
 #   usage.*    bad --hist arguments: exit 2 and one line.
 #
-# vmtest: in arm64/newest: --hist is user space over BPF maps, the same on
-# every kernel: the host runs it on x86, this VM on arm64.
+# vmtest: host only: --hist is user space over BPF maps, the same on every
+# kernel; test_preempt runs --hist in the newest x86 and arm64 VMs.
 . "$(dirname "$0")/../lib.sh"
 
 USAGE_CASES=(

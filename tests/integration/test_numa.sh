@@ -40,8 +40,9 @@
 #                   elsewhere (on 6.1 large kmallocs ignore the memory
 #                   policy: alloc_pages_node)
 #
-# vmtest: every VM: where the kernel maps memory differs by architecture and
-# kernel.
+# vmtest: in x86/6.1 x86/6.12 x86/newest arm64/5.10 arm64/6.1 arm64/6.12 arm64/newest:
+# where the kernel maps memory differs by architecture and kernel; x86 5.10
+# maps it as 6.1 does, and its VM's time goes to the tests only it runs.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(numa.linear_map numa.recorded numa.served_slab.remote numa.served_pages.remote numa.bound_remote
