@@ -366,24 +366,8 @@ __noinline int stage_flush(__u32 cpu)
 	return 0;
 }
 
-/*
- * Whether a level above i holds records not yet copied.  Where runs are
- * preempted (7.x), one preempted between its submit and its flush leaves
- * a lower level free below other tasks' records, and those may be the task
- * and cache records that later events refer to: the flush copies the levels
- * in order, so a later record goes above them, not below.
- */
-static __always_inline bool stage_pending_above(struct stages *all, int i)
-{
-	for (int j = i + 1; j < STAGE_LEVELS; j++)
-		if (all->level[j].len > all->level[j].start)
-			return true;
-	return false;
-}
-
 /* A place for a record of size bytes in the lowest level no program on
- * this CPU is writing into (and, where runs are preempted, none above holds
- * records to copy); NULL when every level is busy or full. */
+ * this CPU is writing into; NULL when every level is busy or full. */
 static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 {
 	struct stages *all = cpu_stages();
@@ -405,10 +389,6 @@ static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 		off = l->len;
 		if (off >= STAGE_BLOCK) {
 			stage_release(&l->busy); /* still full: a level below is busy */
-			continue;
-		}
-		if (runs_preemptible && stage_pending_above(all, i)) {
-			stage_release(&l->busy);
 			continue;
 		}
 		ev->stages = all;
