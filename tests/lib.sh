@@ -1151,14 +1151,15 @@ wl_hold() {
 	fi
 }
 
-# wl_release ID: lets a held workload close what it holds ("closed") and
-# end, then waits for kmemsnoop kID (-p) to end with it.  Status: kmemsnoop's.
+# wl_release ID [SECONDS]: lets a held workload close what it holds
+# ("closed") and end, then waits for kmemsnoop kID (-p) to end with it (20 s
+# unless SECONDS).  Status: kmemsnoop's.
 wl_release() {
 	wl_go "w$1"
 	wait_for "$WORK/w$1.wout" '^closed$' 20
 	wl_go "w$1"
 	wl_wait "w$1"
-	ks_wait "k$1" 20
+	ks_wait "k$1" "${2:-20}"
 }
 
 # --------------------------------------------------------------- BPF objects
