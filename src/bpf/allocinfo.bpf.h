@@ -462,7 +462,8 @@ static __always_inline bool allocinfo_alloc_site(void *ctx, enum prog_run atomic
 	return ai_alloc_hash(site, ptr, bytes, counted);
 }
 
-static __always_inline int allocinfo_alloc(void *ctx, enum prog_run atomic_fetch, __u8 type, __u64 site,
+static __always_inline int allocinfo_alloc(void *ctx, enum prog_run atomic_fetch, __u8 type,
+					   __u64 site,
 					   __u64 ptr, __u64 bytes)
 {
 	allocinfo_alloc_site(ctx, atomic_fetch, type, site, ptr, bytes, NULL);
@@ -550,7 +551,8 @@ static __always_inline void ai_forget(enum prog_run atomic_fetch, __u64 ptr)
 }
 
 /* order: the page order of a page free, 0 otherwise. */
-static __always_inline int allocinfo_free(enum prog_run atomic_fetch, __u8 type, __u64 ptr, __u32 order)
+static __always_inline int allocinfo_free(enum prog_run atomic_fetch, __u8 type, __u64 ptr,
+					  __u32 order)
 {
 	if (ai_total)
 		return 0; /* the frees are attached for another part, if at all */

@@ -166,7 +166,8 @@ static __always_inline void hist_count_keys(struct kmt_hist_cpu *h, __u32 level,
 
 	if (hist_key_wanted(KMT_BY_CACHE)) {
 		key.kind = KMT_BY_CACHE;
-		key.id = s ? hist_cache_id(h, level, s, btf, preempt) : KMT_HIST_PSEUDO(type, alloc);
+		key.id = s ? hist_cache_id(h, level, s, btf, preempt) :
+			     KMT_HIST_PSEUDO(type, alloc);
 		hist_count_key(l, &key, slot, size, s, btf, n, preempt);
 	}
 	if (hist_key_wanted(KMT_BY_CALLSITE)) {

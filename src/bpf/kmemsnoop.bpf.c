@@ -63,7 +63,8 @@ static __always_inline bool free_wanted_by_filtered(__u32 class)
 
 /* --- kmalloc, kmalloc_node ------------------------------------------------ */
 
-static __always_inline int on_kmalloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool has_node)
+static __always_inline int on_kmalloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+				      bool has_node)
 {
 	struct event_ctx ev;
 	__u64 ptr = ARG(ctx, 1), req = ARG(ctx, 2), ai_site = 0;
@@ -96,12 +97,14 @@ static __always_inline int on_kmalloc(__u64 *ctx, void *regs, enum prog_run atom
 	return 0;
 }
 
-static __always_inline int on_kmalloc_tp(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_kmalloc_tp(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					 bool btf)
 {
 	return on_kmalloc(ctx, regs, atomic_fetch, kmalloc_args == KMT_KMALLOC_NODE);
 }
 
-static __always_inline int on_kmalloc_node(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_kmalloc_node(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					   bool btf)
 {
 	return on_kmalloc(ctx, regs, atomic_fetch, true);
 }
@@ -110,7 +113,8 @@ static __always_inline int on_kmalloc_node(__u64 *ctx, void *regs, enum prog_run
 
 /* An allocation from cache s (NULL where the event does not say which)
  * that passed the task filter: into each mode. */
-static __always_inline int cache_alloc_passed(void *regs, struct event_ctx *ev, enum prog_run atomic_fetch,
+static __always_inline int cache_alloc_passed(void *regs, struct event_ctx *ev,
+					      enum prog_run atomic_fetch,
 					      bool btf, struct kmem_cache *s, __u64 site, __u64 ptr,
 					      __u64 req, __u64 alloc, __u32 gfp, bool has_node,
 					      __s32 node)
@@ -129,7 +133,8 @@ static __always_inline int cache_alloc_passed(void *regs, struct event_ctx *ev, 
 	return 0;
 }
 
-static __always_inline int on_cache_alloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf,
+static __always_inline int on_cache_alloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					  bool btf,
 					  bool node_tp)
 {
 	struct event_ctx ev;
@@ -147,12 +152,14 @@ static __always_inline int on_cache_alloc(__u64 *ctx, void *regs, enum prog_run 
 				  node_tp ? (__s32)ARG(ctx, 5) : -1);
 }
 
-static __always_inline int on_cache_alloc_tp(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_cache_alloc_tp(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					     bool btf)
 {
 	return on_cache_alloc(ctx, regs, atomic_fetch, btf, false);
 }
 
-static __always_inline int on_cache_alloc_node(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_cache_alloc_node(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					       bool btf)
 {
 	return on_cache_alloc(ctx, regs, atomic_fetch, btf, true);
 }
@@ -181,7 +188,8 @@ static __always_inline int on_kfree(__u64 *ctx, void *regs, enum prog_run atomic
 	return 0;
 }
 
-static __always_inline int on_cache_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_cache_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					 bool btf)
 {
 	struct event_ctx ev;
 	__u64 ptr = ARG(ctx, 1);
@@ -203,7 +211,8 @@ static __always_inline int on_cache_free(__u64 *ctx, void *regs, enum prog_run a
 
 /* --- mm_page_alloc, mm_page_free ------------------------------------------ */
 
-static __always_inline int on_page_alloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_page_alloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					 bool btf)
 {
 	struct event_ctx ev;
 	__u32 order = ARG(ctx, 1);
@@ -227,7 +236,8 @@ static __always_inline int on_page_alloc(__u64 *ctx, void *regs, enum prog_run a
 	return 0;
 }
 
-static __always_inline int on_page_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_page_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					bool btf)
 {
 	struct event_ctx ev;
 	__u32 order = ARG(ctx, 1);
@@ -262,7 +272,8 @@ static __always_inline int on_page_free(__u64 *ctx, void *regs, enum prog_run at
  * kernel stack as for pages.  The pointers are read as numbers: with
  * tp_btf they are typed (void *, void __percpu *).
  */
-static __always_inline int on_percpu_alloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_percpu_alloc(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					   bool btf)
 {
 	struct event_ctx ev;
 	bool full = percpu_args == KMT_PERCPU_FULL;
@@ -285,7 +296,8 @@ static __always_inline int on_percpu_alloc(__u64 *ctx, void *regs, enum prog_run
 	return 0;
 }
 
-static __always_inline int on_percpu_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_percpu_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					  bool btf)
 {
 	struct event_ctx ev;
 	__u64 ptr = arg_number(ctx, 2);
@@ -313,7 +325,8 @@ static __always_inline int on_percpu_free(__u64 *ctx, void *regs, enum prog_run 
  * fexit), or the area with its guard page (the tracepoint, flags
  * KMT_VMALLOC_AREA).
  */
-static __always_inline int on_vmalloc(void *ctx, enum prog_run atomic_fetch, __u64 call_site, __u64 ptr,
+static __always_inline int on_vmalloc(void *ctx, enum prog_run atomic_fetch, __u64 call_site,
+				      __u64 ptr,
 				      __u64 req, __u64 alloc, __u32 gfp, __s32 node, __u8 flags)
 {
 	struct event_ctx ev;
@@ -340,21 +353,24 @@ static __always_inline __u64 page_round(__u64 bytes)
  * which the verifier lets a tracing program read only since 6.16: read as
  * numbers through a helper (arg_number), as a page pointer is.
  */
-static __always_inline int on_vmalloc_node_range(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_vmalloc_node_range(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+						 bool btf)
 {
 	return on_vmalloc(regs, atomic_fetch, arg_number(ctx, 8), arg_number(ctx, 9), ARG(ctx, 0),
 			  page_round(ARG(ctx, 0)), ARG(ctx, 4), ARG(ctx, 7), 0);
 }
 
 /* __vmalloc_node(size, align, gfp, node, caller) */
-static __always_inline int on_vmalloc_node(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_vmalloc_node(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					   bool btf)
 {
 	return on_vmalloc(regs, atomic_fetch, arg_number(ctx, 4), arg_number(ctx, 5), ARG(ctx, 0),
 			  page_round(ARG(ctx, 0)), ARG(ctx, 2), ARG(ctx, 3), 0);
 }
 
 /* alloc_vmap_area(addr, size, align, vstart, vend, failed): every vmap area */
-static __always_inline int on_alloc_vmap_area(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_alloc_vmap_area(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					      bool btf)
 {
 	__u64 ptr = (int)ARG(ctx, 5) ? 0 : ARG(ctx, 0);
 
@@ -362,7 +378,8 @@ static __always_inline int on_alloc_vmap_area(__u64 *ctx, void *regs, enum prog_
 			  ARG(ctx, 1), 0, -1, KMT_VMALLOC_AREA);
 }
 
-static __always_inline int on_vfree_ptr(void *ctx, enum prog_run atomic_fetch, __u64 ptr, __u8 flags)
+static __always_inline int on_vfree_ptr(void *ctx, enum prog_run atomic_fetch, __u64 ptr,
+					__u8 flags)
 {
 	struct event_ctx ev;
 
@@ -388,7 +405,8 @@ static __always_inline int on_vfree(__u64 *ctx, void *regs, enum prog_run atomic
 }
 
 /* free_vmap_area_noflush(va_start, nr_lazy, nr_lazy_max) */
-static __always_inline int on_free_vmap_area(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_free_vmap_area(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					     bool btf)
 {
 	return on_vfree_ptr(regs, atomic_fetch, ARG(ctx, 0), KMT_VMALLOC_AREA);
 }
@@ -476,7 +494,8 @@ struct bulk_call {
 	bool filtered; /* the frees: the task passes the filters */
 };
 
-static __always_inline void bulk_alloc_object(struct bulk_call *b, __u32 i, enum prog_run atomic_fetch)
+static __always_inline void bulk_alloc_object(struct bulk_call *b, __u32 i,
+					      enum prog_run atomic_fetch)
 {
 	__u64 ptr = bulk_object(b->array, i);
 
@@ -507,7 +526,8 @@ static __always_inline void free_passed(struct event_ctx *ev, enum prog_run atom
 		stream_kfree(ev, atomic_fetch, site, ptr, ev_flags);
 }
 
-static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i, enum prog_run atomic_fetch)
+static __always_inline void bulk_free_object(struct bulk_call *b, __u32 i,
+					     enum prog_run atomic_fetch)
 {
 	__u64 ptr = bulk_object(b->array, i);
 	/* From s, not a stored type: in a bpf_loop() callback the verifier
@@ -623,7 +643,8 @@ static __always_inline bool kmalloc_cache(struct kmem_cache *s)
 	       (1U << bpf_core_enum_value(enum _slab_flag_bits, _SLAB_KMALLOC));
 }
 
-static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					      bool btf)
 {
 	struct kmem_cache *s = (void *)arg_number(ctx, 0);
 	__u64 ptr = arg_number(ctx, 1), site, taken = 0;
@@ -647,12 +668,14 @@ static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, void *regs, enum prog_
 }
 
 /* The fe_ and fec_ programs: the bounded loop. */
-static __always_inline int on_cache_alloc_bulk(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_cache_alloc_bulk(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					       bool btf)
 {
 	return cache_alloc_bulk(ctx, atomic_fetch, false);
 }
 
-static __always_inline int on_cache_free_bulk(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_cache_free_bulk(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					      bool btf)
 {
 	return cache_free_bulk(ctx, atomic_fetch, false);
 }
@@ -750,7 +773,8 @@ static __always_inline int on_exit(__u64 *ctx, void *regs, enum prog_run atomic_
  * sched_process_exit: the frees an exiting process does after that
  * tracepoint (its files, its mm) are still its own.
  */
-static __always_inline int on_task_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch, bool btf)
+static __always_inline int on_task_free(__u64 *ctx, void *regs, enum prog_run atomic_fetch,
+					bool btf)
 {
 	struct task_struct *task = (void *)ARG(ctx, 0);
 	__u32 pid = KREAD(btf, task, pid);
@@ -884,8 +908,8 @@ int tpe_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *r)
 	/* A cache that is not the object's says nothing true of it. */
 	if (s && s->object_size != req)
 		s = NULL;
-	return cache_alloc_passed(r, &ev, RUN_CLASSIC, true, s, r->call_site, ptr, req, r->bytes_alloc,
-				  r->gfp_flags, true, r->node);
+	return cache_alloc_passed(r, &ev, RUN_CLASSIC, true, s, r->call_site, ptr, req,
+				  r->bytes_alloc, r->gfp_flags, true, r->node);
 }
 
 SEC("tracepoint/kmem/kfree")

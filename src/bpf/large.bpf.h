@@ -167,7 +167,8 @@ static __always_inline void large_uncount_first(struct large_rec *r, enum prog_r
  * or the kernel's first trace of it.  Returns the task's record, for
  * large_kmalloc_after(); *second: this is the kernel's second trace.
  */
-static __always_inline struct large_rec *large_kmalloc_before(__u64 *ctx, enum prog_run atomic_fetch,
+static __always_inline struct large_rec *large_kmalloc_before(__u64 *ctx,
+							      enum prog_run atomic_fetch,
 							       __u64 pid_tgid, __u64 ptr,
 							       __u64 req, bool *second)
 {

@@ -68,8 +68,8 @@ static __always_inline __s32 next_seq(const struct event_ctx *ev, enum prog_run 
 }
 
 static __always_inline void fill_core(struct kmt_core *core, const struct event_ctx *ev, __u8 event,
-				      __u8 type, __u16 size, enum prog_run atomic_fetch, __u64 call_site,
-				      __u64 ptr)
+				      __u8 type, __u16 size, enum prog_run atomic_fetch,
+				      __u64 call_site, __u64 ptr)
 {
 	core->event_id = event;
 	core->type_id = type;
@@ -546,8 +546,8 @@ static __always_inline void fill_cache_ref(struct kmt_feat_cache_ref *ref, __u64
 
 /* A task record: its pid, tid and comm, filled by the caller. */
 static __always_inline struct kmt_rec_task *reserve_task_record(struct event_ctx *ev,
-								 enum prog_run atomic_fetch, __u8 why,
-								 __u64 parent_tid)
+								 enum prog_run atomic_fetch,
+								 __u8 why, __u64 parent_tid)
 {
 	struct kmt_rec_task *rec = reserve_record(ev, sizeof(*rec), false);
 
@@ -597,7 +597,8 @@ static __always_inline void describe_task(struct event_ctx *ev, enum prog_run at
 }
 
 /* An event's record, its task described first. */
-static __always_inline void *reserve_event(struct event_ctx *ev, enum prog_run atomic_fetch, __u32 size)
+static __always_inline void *reserve_event(struct event_ctx *ev, enum prog_run atomic_fetch,
+					   __u32 size)
 {
 	describe_task(ev, atomic_fetch);
 	return reserve(ev, size);
@@ -605,7 +606,8 @@ static __always_inline void *reserve_event(struct event_ctx *ev, enum prog_run a
 
 /* The same for an event that may be an object of a bulk call, whose loop
  * described the task once before it (the verifier walks every pass). */
-static __always_inline void *reserve_object(struct event_ctx *ev, enum prog_run atomic_fetch, __u8 ev_flags,
+static __always_inline void *reserve_object(struct event_ctx *ev, enum prog_run atomic_fetch,
+					    __u8 ev_flags,
 					    __u32 size)
 {
 	return (ev_flags & KMT_EV_BULK) ? reserve(ev, size) : reserve_event(ev, atomic_fetch, size);
@@ -640,7 +642,8 @@ static __always_inline void fill_page(struct kmt_feat_page *fp, __u64 *stored_pa
 
 /* --- one record per event ------------------------------------------------------ */
 
-static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev, enum prog_run atomic_fetch,
+static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev,
+					   enum prog_run atomic_fetch,
 					   bool has_node, __u64 ptr, __u64 req)
 {
 	struct kmt_rec_kmalloc *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
@@ -655,7 +658,8 @@ static __always_inline void stream_kmalloc(__u64 *ctx, struct event_ctx *ev, enu
 }
 
 /* s: the event's cache where it names one, else NULL; ev_flags: KMT_EV_*. */
-static __always_inline void stream_cache_alloc(struct event_ctx *ev, enum prog_run atomic_fetch, bool btf,
+static __always_inline void stream_cache_alloc(struct event_ctx *ev, enum prog_run atomic_fetch,
+					       bool btf,
 					       struct kmem_cache *s, __u64 call_site, __u64 ptr,
 					       __u64 req, __u64 alloc, __u32 gfp, __s32 node,
 					       __u8 ev_flags)
@@ -673,7 +677,8 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, enum prog_r
 	submit(ev, rec);
 }
 
-static __always_inline void stream_kfree(struct event_ctx *ev, enum prog_run atomic_fetch, __u64 call_site,
+static __always_inline void stream_kfree(struct event_ctx *ev, enum prog_run atomic_fetch,
+					 __u64 call_site,
 					 __u64 ptr, __u8 ev_flags)
 {
 	struct kmt_rec_kfree *rec = reserve_object(ev, atomic_fetch, ev_flags, sizeof(*rec));
@@ -687,7 +692,8 @@ static __always_inline void stream_kfree(struct event_ctx *ev, enum prog_run ato
 }
 
 /* A free from cache s (NULL: the event names none), by reference; ev_flags: KMT_EV_*. */
-static __always_inline void stream_cache_free_ref(struct event_ctx *ev, enum prog_run atomic_fetch, bool btf,
+static __always_inline void stream_cache_free_ref(struct event_ctx *ev, enum prog_run atomic_fetch,
+						  bool btf,
 						  struct kmem_cache *s, __u64 call_site, __u64 ptr,
 						  __u8 ev_flags)
 {
@@ -723,7 +729,8 @@ static __always_inline void stream_cache_free_named(__u64 *ctx, struct event_ctx
 	submit(ev, rec);
 }
 
-static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev, enum prog_run atomic_fetch,
+static __always_inline void stream_cache_free(__u64 *ctx, struct event_ctx *ev,
+					      enum prog_run atomic_fetch,
 					      bool btf, __u64 ptr)
 {
 	if (cache_free_args == KMT_CACHE_FREE_NAME)
@@ -751,7 +758,8 @@ static __always_inline void stream_page_alloc(__u64 *ctx, void *regs, struct eve
 	submit(ev, rec);
 }
 
-static __always_inline void stream_page_free(__u64 *ctx, struct event_ctx *ev, enum prog_run atomic_fetch,
+static __always_inline void stream_page_free(__u64 *ctx, struct event_ctx *ev,
+					     enum prog_run atomic_fetch,
 					     __u32 order)
 {
 	struct kmt_rec_page_free *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
@@ -823,7 +831,8 @@ static __always_inline void fill_vmalloc(struct kmt_feat_vmalloc *fv, __u8 flags
 }
 
 /* flags: KMT_VMALLOC_AREA from the vmap_area tracepoints. */
-static __always_inline void stream_vmalloc(struct event_ctx *ev, enum prog_run atomic_fetch, __u64 call_site,
+static __always_inline void stream_vmalloc(struct event_ctx *ev, enum prog_run atomic_fetch,
+					   __u64 call_site,
 					   __u64 ptr, __u64 req, __u64 alloc, __u32 gfp, __s32 node,
 					   __u8 flags)
 {
@@ -839,7 +848,8 @@ static __always_inline void stream_vmalloc(struct event_ctx *ev, enum prog_run a
 	submit(ev, rec);
 }
 
-static __always_inline void stream_vfree(struct event_ctx *ev, enum prog_run atomic_fetch, __u64 call_site,
+static __always_inline void stream_vfree(struct event_ctx *ev, enum prog_run atomic_fetch,
+					 __u64 call_site,
 					 __u64 ptr, __u8 flags)
 {
 	struct kmt_rec_vfree *rec = reserve_event(ev, atomic_fetch, sizeof(*rec));
