@@ -326,28 +326,47 @@ same_rows() {
 	fi
 }
 
-# cross_off FILE: a SUMMARY without its "Cross CPU allocations" line;
-# cross_of FILE: that line's count of ping-pongs.
-cross_off() { grep -v '^Cross CPU allocations: ' "$1"; }
 # summary_diff A B: the lines of one SUMMARY file not in the other, for a
 # message (busybox's diff, in the VMs, prints another format).
 summary_diff() {
 	{
 		grep -vxF -f "$2" "$1" | sed 's/^/< /'
 		grep -vxF -f "$1" "$2" | sed 's/^/> /'
-	} | first_lines 4
+	} | first_lines 6
 }
-# refrees_only A B ROWS_EXTRA AGAIN: SUMMARY B differs from A only in more
-# ping-pongs (Cross CPU), as many as the rows showed or more (the callers
-# table shows the top ones only), and no more than the recording's frees of
-# a pointer already freed.
-refrees_only() {
-	local d
-	[ "$3" -gt 0 ] && cmp -s <(cross_off "$1") <(cross_off "$2") || return 1
-	d=$(($(cross_of "$2") - $(cross_of "$1")))
-	[ "$d" -ge "$3" ] && [ "$d" -le "$4" ]
+# refree_lines_off FILE: a SUMMARY without the lines that frees counted
+# again change (ping-pongs, bytes freed, the net total); cross_of FILE: its
+# count of ping-pongs; summary_bytes LABEL FILE: that line's number.
+refree_lines_off() {
+	grep -Ev '^(Cross CPU allocations|Total bytes freed|Net total bytes allocated): ' "$1"
 }
 cross_of() { sed -n 's#^Cross CPU allocations: \([0-9]*\)/.*#\1#p' "$1" | grep . || echo 0; }
+summary_bytes() { sed -n "s/^$1: *\(-\{0,1\}[0-9]*\).*/\1/p" "$2" | grep . || echo 0; }
+# refrees_rows A B AGAIN: how many more ping-pongs rows B count than rows
+# A, when that is all that differs, and no more than AGAIN (the recording's
+# frees of a pointer already freed: perf's rule counts them); status 1
+# otherwise.
+refrees_rows() {
+	local extra
+	[ -s "$1" ] && ! cmp -s "$1" "$2" && cmp -s <(pingpong_off "$1") <(pingpong_off "$2") ||
+		return 1
+	extra=$(pingpong_extra "$1" "$2")
+	[ "$extra" -gt 0 ] && [ "$extra" -le "$3" ] && echo "$extra"
+}
+# refrees_only A B ROWS_EXTRA AGAIN: SUMMARY B differs from A only by the
+# frees perf's rule counts again: more ping-pongs (Cross CPU), as many as
+# the rows showed or more (the callers table shows the top ones only) and
+# no more than the recording's frees of a pointer already freed, and the
+# bytes those frees free, which the net total loses as much of.
+refrees_only() {
+	local d df dn
+	[ "$3" -gt 0 ] && cmp -s <(refree_lines_off "$1") <(refree_lines_off "$2") || return 1
+	d=$(($(cross_of "$2") - $(cross_of "$1")))
+	df=$(($(summary_bytes 'Total bytes freed' "$2") - $(summary_bytes 'Total bytes freed' "$1")))
+	dn=$(($(summary_bytes 'Net total bytes allocated' "$2") -
+		$(summary_bytes 'Net total bytes allocated' "$1")))
+	[ "$d" -ge "$3" ] && [ "$d" -le "$4" ] && [ "$df" -ge 0 ] && [ "$dn" = $((-df)) ]
+}
 
 if [ -z "${REPORTED[stat.stream_rows]}" ]; then
 	SOUT=$(ks_out kss)
@@ -361,15 +380,11 @@ if [ -z "${REPORTED[stat.stream_rows]}" ]; then
 	# the BPF maps do not.  Bounded by such frees in the recording made
 	# beside it.
 	again=$(refrees "$DIR")
-	extra=$(pingpong_extra "$OUT.rows" "$SOUT.rows")
-	stream_refrees=0
-	if [ -s "$OUT.rows" ] && ! cmp -s "$OUT.rows" "$SOUT.rows" &&
-		cmp -s <(pingpong_off "$OUT.rows") <(pingpong_off "$SOUT.rows") &&
-		[ "$extra" -gt 0 ] && [ "$extra" -le "$again" ]; then
-		echo "# stat.stream_rows: --stat-stream counts $extra more ping-pongs, within the $again frees of a pointer already freed in the recording (perf's rule)"
+	if stream_refrees=$(refrees_rows "$OUT.rows" "$SOUT.rows" "$again"); then
+		echo "# stat.stream_rows: --stat-stream counts $stream_refrees more ping-pongs, within the $again frees of a pointer already freed in the recording (perf's rule)"
 		pass stat.stream_rows
-		stream_refrees=$extra
 	else
+		stream_refrees=0
 		same_rows stat.stream_rows "$OUT" "$SOUT" "BPF maps against --stat-stream" $((misses + misses_s))
 	fi
 	if [ -s "$OUT.summary" ] && cmp -s "$OUT.summary" "$SOUT.summary"; then
@@ -393,15 +408,11 @@ if [ -z "${REPORTED[stat.replay_rows]}" ]; then
 		rows "$OUT" >"$OUT.rows"
 		rows "$WORK/replay" >"$WORK/replay.rows"
 		again=$(refrees "$DIR")
-		extra=$(pingpong_extra "$OUT.rows" "$WORK/replay.rows")
-		replay_refrees=0
-		if [ -s "$OUT.rows" ] && ! cmp -s "$OUT.rows" "$WORK/replay.rows" &&
-			cmp -s <(pingpong_off "$OUT.rows") <(pingpong_off "$WORK/replay.rows") &&
-			[ "$extra" -gt 0 ] && [ "$extra" -le "$again" ]; then
-			echo "# stat.bpf_replay_rows: the replay counts $extra more ping-pongs, within the $again frees of a pointer already freed (perf's rule)"
+		if replay_refrees=$(refrees_rows "$OUT.rows" "$WORK/replay.rows" "$again"); then
+			echo "# stat.bpf_replay_rows: the replay counts $replay_refrees more ping-pongs, within the $again frees of a pointer already freed (perf's rule)"
 			pass stat.bpf_replay_rows
-			replay_refrees=$extra
 		else
+			replay_refrees=0
 			same_rows stat.bpf_replay_rows "$OUT" "$WORK/replay" "BPF maps against -i DIR --stat" $((misses + misses_o))
 		fi
 	fi
