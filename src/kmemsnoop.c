@@ -20,6 +20,7 @@
 #include "stat/statsink.h"
 #include "stream/jsonsink.h"
 #include "stream/text.h"
+#include "util/outwriter.h"
 #include "util/version.h"
 #include "env.h"
 #include "session.h"
@@ -145,7 +146,7 @@ static struct sink *recording_sink(const struct env *env, struct ksyms *ksyms,
 				   const struct gfp_names *gfp, char *err, size_t err_size)
 {
 	if (env->stat) {
-		struct sink *sink = stat_sink_new(stdout, env, ksyms, gfp, 0, err, err_size);
+		struct sink *sink = stat_sink_new(stdout, env, ksyms, gfp, 0, 0, err, err_size);
 
 		if (sink)
 			recording_linear_map(env, sink);
@@ -229,8 +230,49 @@ static void set_priority(const struct env *env)
 			strerror(errno));
 }
 
+/* Lines of text or JSON, -i's or the live stream's, into a file or a
+ * pipe: written by a thread of their own (outwriter.h).  A terminal is
+ * written as it was, and the other modes print little. */
+static bool writes_lines(const struct env *env)
+{
+	bool live_lines = !env->hist && !env->allocinfo && !env->listen && !env->stat &&
+			  !env->output_dir;
+
+	return (env->input_dir || live_lines) && !isatty(STDOUT_FILENO);
+}
+
+/* The writer's last writes: a failure other than the reader gone (EPIPE,
+ * which ends a stream quietly) fails the run, said once. */
+static int finish_writer(struct outwriter *w, int ret)
+{
+	int err = outwriter_finish(w);
+
+	if (!err || err == -EPIPE || ret != EXIT_OK)
+		return ret;
+	fprintf(stderr, "kmemsnoop: writing output: %s\n", strerror(-err));
+	return EXIT_RUNTIME;
+}
+
+/* What env asks for: a recording read back, or a trace. */
+static int run(struct env *env)
+{
+	if (env->input_dir)
+		return print_recording(env);
+	if (check_cpu(env))
+		return EXIT_USAGE;
+	if (check_privileges())
+		return EXIT_RUNTIME;
+	if (env->pid && resolve_pid(env))
+		return EXIT_RUNTIME;
+	if (env->tid && check_tid(env))
+		return EXIT_RUNTIME;
+	set_priority(env);
+	return trace(env);
+}
+
 int main(int argc, char **argv)
 {
+	struct outwriter *writer = NULL;
 	struct env env;
 	char err[512];
 
@@ -247,16 +289,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kmemsnoop: %s (see kmemsnoop --help)\n", err);
 		return EXIT_USAGE;
 	}
-	if (env.input_dir)
-		return print_recording(&env);
-	if (check_cpu(&env))
-		return EXIT_USAGE;
-	if (check_privileges())
-		return EXIT_RUNTIME;
-	if (env.pid && resolve_pid(&env))
-		return EXIT_RUNTIME;
-	if (env.tid && check_tid(&env))
-		return EXIT_RUNTIME;
-	set_priority(&env);
-	return trace(&env);
+	/* Without the thread, stdio writes as it always did. */
+	if (writes_lines(&env))
+		writer = outwriter_start();
+	return finish_writer(writer, run(&env));
 }

@@ -828,7 +828,7 @@ static void test_kept(const struct setup *base)
 		return;
 	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "test_ring", 0, 0, KEEP_RING, NULL);
 	if (fd < 0 || bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &cpu, &fd, BPF_ANY) ||
-	    !(k.rr = ring_reader_new(&fd, 1, KEEP_RING, keep_record, &k))) {
+	    !(k.rr = ring_reader_new(&fd, 1, KEEP_RING, keep_record, NULL, &k))) {
 		result(false, "stream.kept: making the ring: %s", strerror(errno));
 		goto out;
 	}

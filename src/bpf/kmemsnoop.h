@@ -205,7 +205,11 @@ struct kmt_cpu_counters {
 	/* -o: records staged by a program that interrupted another one
 	 * writing a record on this CPU (stream.bpf.h's levels above 0). */
 	__u64 nested;
-	__u64 pad[4];
+	/* When the oldest record staged and not yet copied into the ring was
+	 * written (bpf_ktime_get_ns; 0: none): the live stream waits for it
+	 * before it prints what the other CPUs wrote later. */
+	__u64 staged_since;
+	__u64 pad[3];
 } __attribute__((aligned(64)));
 
 #define KMT_MAX_CPUS 1024

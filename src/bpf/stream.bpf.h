@@ -142,12 +142,11 @@ struct {
 } described SEC(".maps");
 
 /*
- * With -o, records are staged: written into a per-CPU area and copied into
- * the CPU's ring a block at a time (bpf_ringbuf_output), where reserving
- * each one in the ring and submitting it took 35-45 ns of a record's
- * 120 above an empty program (docs/PERFORMANCE.md).  A ring sample then
- * holds whole records one after the other.  The live text does not stage:
- * its lines would wait for a block to fill.
+ * The stream's records are staged: written into a per-CPU area and copied
+ * into the CPU's ring a block at a time (bpf_ringbuf_output), where
+ * reserving each one in the ring and submitting it took 35-45 ns of a
+ * record's 120 above an empty program (docs/PERFORMANCE.md).  A ring
+ * sample then holds whole records one after the other.
  *
  * A program that interrupts another on the same CPU while that one is
  * writing a record (its level busy) writes into the next level.  The
@@ -156,7 +155,9 @@ struct {
  * records reach its ring in the order they were written, a task or cache
  * record before the events that refer to it.  The heartbeat, which user
  * space runs on every CPU once a second and at the end, copies what an
- * idle CPU staged.
+ * idle CPU staged; the live text's reader also runs it on a CPU whose
+ * oldest staged record (staged_since) has waited longer than the time
+ * order waits, so that no line waits for a block to fill.
  */
 const volatile bool stage_records = false;
 
@@ -270,6 +271,41 @@ static __always_inline void stage_release(__u32 *flag)
 		*flag = 0;
 }
 
+/* A record is staged: the CPU's oldest uncopied record, if none was. */
+static __always_inline void note_staged(__u32 cpu)
+{
+	/* One register for the test and the index (5.10's verifier). */
+	barrier_var(cpu);
+	if (cpu < KMT_MAX_CPUS && !cpu_counters[cpu].staged_since)
+		cpu_counters[cpu].staged_since = bpf_ktime_get_ns();
+}
+
+static __always_inline bool stages_empty(const struct stages *all)
+{
+	for (int i = 0; i < STAGE_LEVELS; i++)
+		if (all->level[i].start < all->level[i].len)
+			return false;
+	return true;
+}
+
+/*
+ * After a flush: nothing staged, unless a run that this one preempted or
+ * that interrupted it staged since, or a busy level kept its records.
+ * Cleared before the levels are looked at: a record staged after the look
+ * finds it cleared and sets its own time.  Records staged meanwhile are a
+ * few microseconds old, well within the time the reader waits for clocks
+ * (reorder.h).
+ */
+static __always_inline void note_flushed(struct kmt_cpu_counters *cc, const struct stages *all)
+{
+	__u64 since = cc->staged_since;
+
+	cc->staged_since = 0;
+	barrier();
+	if (!stages_empty(all))
+		cc->staged_since = since ? since : bpf_ktime_get_ns();
+}
+
 /* What a flush copies of a level: its records then, and their counts. */
 struct stage_span {
 	__u32 start, len, events, event_bytes, tasks;
@@ -356,6 +392,7 @@ __noinline int stage_flush(__u32 cpu)
 		}
 		stage_release(&l->busy);
 	}
+	note_flushed(cc, all);
 	stage_release(&all->flushing);
 	if (gone) {
 		__sync_fetch_and_add(&lost->events, events);
@@ -394,6 +431,7 @@ static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 		ev->stages = all;
 		ev->stage_level = i;
 		ev->stage_size = size;
+		note_staged(ev->cpu);
 		return l->data + off;
 	}
 	return NULL;

@@ -60,7 +60,7 @@ static struct mode *statbpf_create(struct session *s)
 		gfp_names_free(gfp);
 		return NULL;
 	}
-	sb->sink = stat_sink_new(stdout, s->env, session_ksyms(s), gfp, 0, err, sizeof(err));
+	sb->sink = stat_sink_new(stdout, s->env, session_ksyms(s), gfp, 0, 0, err, sizeof(err));
 	gfp_names_free(gfp); /* the sink keeps a copy */
 	if (!sb->sink) {
 		session_fail(s, "%s", err);

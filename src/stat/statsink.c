@@ -322,7 +322,8 @@ static void read_topology(struct topo_read *t, struct kstat_topology *topo)
 }
 
 struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms,
-			   const struct gfp_names *gfp, int rings, char *err, size_t err_size)
+			   const struct gfp_names *gfp, int rings, size_t held_cap, char *err,
+			   size_t err_size)
 {
 	struct stat_sink *ss = calloc(1, sizeof(*ss));
 	struct kstat_topology topo;
@@ -335,7 +336,8 @@ struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms
 		ss->caches = cachetab_new();
 		ss->tasks = tasktab_new();
 		if (rings > 0)
-			ss->held = reorder_new(REORDER_CAP, rings, decode_and_add, ss);
+			ss->held = reorder_new(held_cap ? held_cap : REORDER_CAP, rings,
+					       decode_and_add, ss);
 		if (ss->held)
 			reorder_set_lender(ss->held, &ss->sink.lender);
 	}

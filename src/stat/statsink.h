@@ -19,10 +19,12 @@ struct sink;
  * records come from that many rings and are held until sync says that no
  * earlier record can still come (live); 0: they are taken in the order
  * given (a recording's replay, already merged by time, or the tables
- * filled by statbpf.c).  NULL with a reason in err.
+ * filled by statbpf.c).  held_cap: records held at most (reorder.h; 0:
+ * REORDER_CAP).  NULL with a reason in err.
  */
 struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms,
-			   const struct gfp_names *gfp, int rings, char *err, size_t err_size);
+			   const struct gfp_names *gfp, int rings, size_t held_cap, char *err,
+			   size_t err_size);
 
 /* The sink's tables, for a mode that fills them itself (--stat's BPF maps,
  * statbpf.c) and then asks the sink to report them. */

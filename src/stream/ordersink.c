@@ -147,7 +147,7 @@ static const struct sink_ops order_ops = {
 	.destroy = order_destroy,
 };
 
-struct sink *order_sink_new(struct sink *inner, int nrings)
+struct sink *order_sink_new(struct sink *inner, int nrings, size_t cap)
 {
 	struct order_sink *os;
 
@@ -160,7 +160,7 @@ struct sink *order_sink_new(struct sink *inner, int nrings)
 	}
 	os->sink.ops = &order_ops;
 	os->inner = inner;
-	os->held = reorder_new(REORDER_CAP, nrings, decode_and_pass_on, os);
+	os->held = reorder_new(cap ? cap : REORDER_CAP, nrings, decode_and_pass_on, os);
 	if (os->held)
 		reorder_set_lender(os->held, &os->sink.lender);
 	os->caches = cachetab_new();

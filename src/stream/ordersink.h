@@ -7,10 +7,13 @@
 #ifndef KMEMSNOOP_ORDERSINK_H
 #define KMEMSNOOP_ORDERSINK_H
 
+#include <stddef.h>
+
 struct sink;
 
 /* Takes inner (destroyed with it, also when this fails), for records of
- * nrings rings.  NULL when out of memory. */
-struct sink *order_sink_new(struct sink *inner, int nrings);
+ * nrings rings, holding at most cap of them (reorder.h; 0: REORDER_CAP).
+ * NULL when out of memory. */
+struct sink *order_sink_new(struct sink *inner, int nrings, size_t cap);
 
 #endif

@@ -56,6 +56,7 @@ struct ring_reader {
 	int epoll_fd;
 	struct epoll_event *events;
 	ring_record_fn fn;
+	ring_pending_fn pending;
 	void *ctx;
 	bool undrained; /* the last consume left records in a ring */
 };
@@ -102,7 +103,7 @@ void ring_reader_free(struct ring_reader *rr)
 }
 
 struct ring_reader *ring_reader_new(const int *fds, int nrings, size_t ring_size,
-				    ring_record_fn fn, void *ctx)
+				    ring_record_fn fn, ring_pending_fn pending, void *ctx)
 {
 	struct ring_reader *rr = calloc(1, sizeof(*rr));
 	int err = 0;
@@ -114,6 +115,7 @@ struct ring_reader *ring_reader_new(const int *fds, int nrings, size_t ring_size
 	rr->ring_size = ring_size;
 	rr->publish_bytes = ring_size / 16 < PUBLISH_BYTES ? ring_size / 16 : PUBLISH_BYTES;
 	rr->fn = fn;
+	rr->pending = pending;
 	rr->ctx = ctx;
 	rr->rings = calloc(nrings, sizeof(*rr->rings));
 	rr->events = calloc(nrings, sizeof(*rr->events));
@@ -298,6 +300,7 @@ int ring_reader_consume(struct ring_reader *rr)
 
 	rr->undrained = false;
 	for (int i = 0; i < rr->nrings; i++) {
+		unsigned long long pending = rr->pending ? rr->pending(rr->ctx, i) : 0;
 		enum ring_end end;
 		int ret = consume_ring(rr, i, &count, &end);
 
@@ -306,9 +309,10 @@ int ring_reader_consume(struct ring_reader *rr)
 		/* A record is timed after its reservation: one reserved after
 		 * now has a later time, and every one reserved before it has
 		 * been read, unless the read stopped at one still being
-		 * written, whose time may be earlier than now. */
+		 * written, whose time may be earlier than now, or one is
+		 * still pending. */
 		if (end == RING_AT_PRODUCER)
-			rr->rings[i].read_until = now;
+			rr->rings[i].read_until = pending && pending < now ? pending : now;
 		else if (end == RING_AT_LIMIT)
 			rr->undrained = true;
 	}
@@ -325,7 +329,7 @@ unsigned long long ring_reader_read_until(const struct ring_reader *rr)
 	return rr->nrings ? until : 0;
 }
 
-int ring_reader_poll(struct ring_reader *rr, int timeout_ms)
+int ring_reader_wait(struct ring_reader *rr, int timeout_ms)
 {
 	int n;
 
@@ -335,8 +339,12 @@ int ring_reader_poll(struct ring_reader *rr, int timeout_ms)
 	for (int i = 0; i < rr->nrings; i++)
 		publish(&rr->rings[i]);
 	n = epoll_wait(rr->epoll_fd, rr->events, rr->nrings, rr->undrained ? 0 : timeout_ms);
+	return n < 0 && errno != EINTR ? -errno : 0;
+}
 
-	if (n < 0 && errno != EINTR)
-		return -errno;
-	return ring_reader_consume(rr);
+int ring_reader_poll(struct ring_reader *rr, int timeout_ms)
+{
+	int ret = ring_reader_wait(rr, timeout_ms);
+
+	return ret < 0 ? ret : ring_reader_consume(rr);
 }

@@ -16,10 +16,20 @@ struct ring_reader;
 typedef int (*ring_record_fn)(void *ctx, int ring, const void *data, size_t size);
 #define RING_KEPT 1
 
-/* Maps the rings (BPF_MAP_TYPE_RINGBUF fds, each ring_size bytes).
- * NULL with errno on failure. */
+/*
+ * The time (CLOCK_MONOTONIC ns) of the oldest record the producers of ring
+ * have written but not yet put into it, 0 when there is none: records
+ * staged, to be copied into the ring a block at a time.  Read before the
+ * ring is, so that a record copied after the read is either seen then or
+ * later than the time this gives.
+ */
+typedef unsigned long long (*ring_pending_fn)(void *ctx, int ring);
+
+/* Maps the rings (BPF_MAP_TYPE_RINGBUF fds, each ring_size bytes); pending
+ * may be NULL (nothing is written anywhere else first).  NULL with errno
+ * on failure. */
 struct ring_reader *ring_reader_new(const int *fds, int nrings, size_t ring_size,
-				    ring_record_fn fn, void *ctx);
+				    ring_record_fn fn, ring_pending_fn pending, void *ctx);
 void ring_reader_free(struct ring_reader *rr);
 
 /* A kept record (data as the callback had it) is no longer needed; one
@@ -29,6 +39,8 @@ void ring_reader_give_back(struct ring_reader *rr, int ring, const void *data);
 /* Waits up to timeout_ms for a wakeup, then consumes every ring: producers
  * only wake the reader past a fill threshold.  Records consumed, or -errno. */
 int ring_reader_poll(struct ring_reader *rr, int timeout_ms);
+/* The wait alone: 0, or -errno. */
+int ring_reader_wait(struct ring_reader *rr, int timeout_ms);
 int ring_reader_consume(struct ring_reader *rr);
 
 /*
@@ -38,7 +50,8 @@ int ring_reader_consume(struct ring_reader *rr);
  * consume that stopped at a record still being written (BUSY), however
  * long ago it was reserved, leaves its ring's time where it was: its
  * writer takes the time after the reservation, so the record may be older
- * than the consume.  0 until every ring has been read once.
+ * than the consume.  Nor past the pending time of a ring (ring_pending_fn).
+ * 0 until every ring has been read once.
  */
 unsigned long long ring_reader_read_until(const struct ring_reader *rr);
 

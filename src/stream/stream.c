@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -49,9 +50,14 @@ struct stream {
 	unsigned long long next_check_ns; /* when to ask the sink if its output is there */
 	unsigned long long next_beat_ns;  /* when to write the next heartbeats */
 	bool no_beats;                    /* running the heartbeat program failed: said once */
-	/* -o: the programs stage records and copy them into the rings a
-	 * block at a time, so a ring sample holds whole records. */
-	bool staged;
+	/* The lines are printed in time order (not -o): a CPU whose oldest
+	 * staged record waited longer than the time order does is made to
+	 * copy it into its ring. */
+	bool flush_stale;
+	/* The lines go to a pipe or a terminal: each wait's are flushed, so
+	 * that a reader (grep) sees them when they happen, not a megabyte
+	 * later. */
+	bool flush_each_wait;
 };
 
 /* How often the sink is asked whether its output is still there (-o DIR
@@ -81,8 +87,6 @@ static int one_record(struct stream *st, int cpu, const void *data, size_t size)
 	if (kmt_record_is_event(data, size))
 		st->records++;
 	ret = st->sink->ops->record(st->sink, cpu, data, size, NULL);
-	if (ret == SINK_HELD)
-		return RING_KEPT;
 	if (ret == SINK_GONE) {
 		st->output_gone = true;
 		return -EPIPE;
@@ -94,8 +98,9 @@ static int one_record(struct stream *st, int cpu, const void *data, size_t size)
 	return 0;
 }
 
-/* A staged sample: whole records one after another.  The -o sink never
- * holds a record, so no part of a block stays in the ring. */
+/* A staged sample: whole records one after another.  No sink is lent
+ * records (sink->lender): a sink that holds one copies it, and no part of
+ * a block stays in the ring. */
 static int on_block(struct stream *st, int cpu, const unsigned char *data, size_t size)
 {
 	while (size) {
@@ -117,9 +122,25 @@ static int on_block(struct stream *st, int cpu, const unsigned char *data, size_
 
 static int on_record(void *ctx, int cpu, const void *data, size_t size)
 {
-	struct stream *st = ctx;
+	return on_block(ctx, cpu, data, size);
+}
 
-	return st->staged ? on_block(st, cpu, data, size) : one_record(st, cpu, data, size);
+static const struct kmt_cpu_counters *cpu_counters(const struct stream *st, int cpu)
+{
+	return &st->mode.session->skel->bss->cpu_counters[cpu];
+}
+
+/* The CPU's oldest record staged, not yet in its ring (0: none). */
+static unsigned long long staged_since(const struct stream *st, int cpu)
+{
+	if (cpu >= KMT_MAX_CPUS)
+		return 0;
+	return __atomic_load_n(&cpu_counters(st, cpu)->staged_since, __ATOMIC_ACQUIRE);
+}
+
+static unsigned long long on_pending(void *ctx, int cpu)
+{
+	return staged_since(ctx, cpu);
 }
 
 /* stdout's buffer: glibc ignores setvbuf's size without one, and stdout is
@@ -138,6 +159,28 @@ static int traced_tracepoints(const struct session *s, const char **names)
 	return n;
 }
 
+static bool is_regular_file(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISREG(st.st_mode);
+}
+
+/*
+ * Records held in time order at most: as many as the rings hold, so that
+ * a consumer that fell behind by up to a ring, and reads it all before the
+ * time order can move on, still puts them in order.  Held records are
+ * copied: this bounds kmemsnoop's memory by the rings' size.
+ */
+static size_t held_cap(const struct stream *st, int ncpus)
+{
+	unsigned long long n = st->ring_size * ncpus / sizeof(struct kmt_rec_kfree);
+
+	if (n < REORDER_CAP)
+		return REORDER_CAP;
+	return n > REORDER_CAP_MAX ? REORDER_CAP_MAX : n;
+}
+
 /* The sink env asks for, GFP flags named by gfp; NULL after session_fail(). */
 static struct sink *make_sink(struct stream *st, struct session *s, const struct gfp_names *gfp)
 {
@@ -149,16 +192,17 @@ static struct sink *make_sink(struct stream *st, struct session *s, const struct
 		recheader_collect(&hdr, s->ncpus, st->ring_size);
 		sink = binout_sink_new(s->env->output_dir, s->ncpus, &hdr, gfp, err, sizeof(err));
 	} else if (s->env->stat) {
-		sink = stat_sink_new(stdout, s->env, session_ksyms(s), gfp, s->ncpus, err,
-				     sizeof(err));
+		sink = stat_sink_new(stdout, s->env, session_ksyms(s), gfp, s->ncpus,
+				     held_cap(st, s->ncpus), err, sizeof(err));
 		st->mode.interval = s->env->interval;
 	} else {
 		/* Live lines in time order, as the kernel's trace file has them. */
 		sink = order_sink_new((s->env->json ? json_sink_new : text_sink_new)(
 					      stdout, session_ksyms(s), gfp),
-				      s->ncpus);
+				      s->ncpus, held_cap(st, s->ncpus));
 		if (sink)
 			setvbuf(stdout, stdout_buffer, _IOFBF, sizeof(stdout_buffer));
+		st->flush_each_wait = !is_regular_file(STDOUT_FILENO);
 	}
 	if (!sink)
 		session_fail(s, "%s", err);
@@ -177,7 +221,7 @@ static struct mode *stream_create(struct session *s)
 		return NULL;
 	}
 	st->ring_size = s->env->ring_size ? s->env->ring_size : budget_ring_size(s->ncpus);
-	st->staged = s->env->output_dir != NULL;
+	st->flush_stale = s->env->output_dir == NULL;
 	if (s->env->verbose)
 		fprintf(stderr, "kmemsnoop: ring buffers of %llu KiB on each of %d CPUs, %llu MiB "
 				"in all%s\n", st->ring_size >> 10, s->ncpus,
@@ -220,7 +264,7 @@ static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	const struct stream *st = stream_of(m);
 
 	skel->rodata->do_stream = true;
-	skel->rodata->stage_records = st->staged;
+	skel->rodata->stage_records = true;
 	skel->rodata->filtered_free_classes = stream_classes(s->env);
 	/* A wakeup when about a quarter of the ring has filled. */
 	skel->rodata->wakeup_records = st->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
@@ -232,8 +276,6 @@ static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 
 static void free_rings(struct stream *st, int ncpus)
 {
-	if (st->sink)
-		st->sink->lender.give_back = NULL;
 	ring_reader_free(st->rings);
 	st->rings = NULL;
 	for (int cpu = 0; st->ring_fds && cpu < ncpus; cpu++)
@@ -241,12 +283,6 @@ static void free_rings(struct stream *st, int ncpus)
 			close(st->ring_fds[cpu]);
 	free(st->ring_fds);
 	st->ring_fds = NULL;
-}
-
-/* A record a sink held in time order is no longer needed. */
-static void give_back(void *owner, int cpu, const void *data)
-{
-	ring_reader_give_back(owner, cpu, data);
 }
 
 /* One ring per CPU, each in the outer map at its CPU's index. */
@@ -276,16 +312,13 @@ static int create_rings(struct mode *m)
 			return session_fail(s, "installing the ring buffer of CPU %d: %s", cpu,
 					    strerror(errno));
 	}
-	st->rings = ring_reader_new(st->ring_fds, s->ncpus, size, on_record, st);
+	st->rings = ring_reader_new(st->ring_fds, s->ncpus, size, on_record, on_pending, st);
 	if (!st->rings) {
 		int e = errno;
 
 		session_fail(s, "mapping the ring buffers: %s", strerror(e));
 		return session_refused(s, e);
 	}
-	/* Half of each ring for records held in time order, the rest for
-	 * what comes meanwhile (a wakeup every quarter). */
-	st->sink->lender = (struct reorder_lender){ give_back, st->rings, size / 2 };
 	return 0;
 }
 
@@ -317,29 +350,54 @@ static void note_kernel_limits(const struct session *s)
 }
 
 /*
- * A heartbeat record on every online CPU: the program run there through
- * BPF_PROG_TEST_RUN (an interrupt on that CPU), so an idle CPU has them
- * too.  A CPU that is offline (ENXIO) has none.
+ * A heartbeat record on the CPU, and what it staged copied into its ring:
+ * the program run there through BPF_PROG_TEST_RUN (an interrupt on that
+ * CPU), so an idle CPU has them too.  A CPU that is offline (ENXIO) has
+ * none.  False once that failed (said once).
  */
+static bool beat_cpu(struct stream *st, int cpu)
+{
+	int fd = bpf_program__fd(session_heartbeat_prog(st->mode.session));
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+	int err;
+
+	if (st->no_beats || fd < 0)
+		return false;
+	err = bpf_prog_test_run_opts(fd, &opts);
+	if (!err || err == -ENXIO)
+		return true;
+	st->no_beats = true;
+	fprintf(stderr, "kmemsnoop: no heartbeat records (running the heartbeat program on CPU "
+			"%d: %s); the records each CPU staged last may be missing\n", cpu,
+		strerror(-err));
+	return false;
+}
+
+/* Every CPU's heartbeat. */
 static void beat(struct stream *st, unsigned long long now)
 {
-	const struct session *s = st->mode.session;
-	int fd = bpf_program__fd(session_heartbeat_prog(s));
-
 	st->next_beat_ns = now + BEAT_EVERY_NS;
-	if (st->no_beats || fd < 0)
-		return;
-	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
-		int err = bpf_prog_test_run_opts(fd, &opts);
+	for (int cpu = 0; cpu < st->mode.session->ncpus; cpu++)
+		if (!beat_cpu(st, cpu))
+			return;
+}
 
-		if (!err || err == -ENXIO)
-			continue;
-		st->no_beats = true;
-		fprintf(stderr, "kmemsnoop: no heartbeat records (running the heartbeat program "
-				"on CPU %d: %s)%s\n", cpu, strerror(-err),
-			st->staged ? "; the records each CPU staged last may be missing" : "");
-		return;
+/*
+ * The CPUs whose oldest staged record has waited longer than the time
+ * order waits for the clocks: a CPU that allocates now and then would
+ * otherwise hold every line of the others back until its block fills.  A
+ * busy CPU fills blocks faster, and an idle one has nothing staged: only
+ * the CPUs in between are run on.
+ */
+static void flush_stale(struct stream *st)
+{
+	unsigned long long now = now_ns();
+
+	for (int cpu = 0; cpu < st->mode.session->ncpus; cpu++) {
+		unsigned long long since = staged_since(st, cpu);
+
+		if (since && since + REORDER_MARGIN_NS < now && !beat_cpu(st, cpu))
+			return;
 	}
 }
 
@@ -408,13 +466,19 @@ static int stream_wait(struct mode *m, int ms)
 		return MODE_END;
 	if (now >= st->next_beat_ns)
 		beat(st, now);
-	ret = ring_reader_poll(st->rings, ms);
+	ret = ring_reader_wait(st->rings, ms);
+	if (!ret && st->flush_stale)
+		flush_stale(st);
+	if (!ret)
+		ret = ring_reader_consume(st->rings);
 	if (st->output_gone)
 		return MODE_END;
 	if (ret < 0 && !m->session->err[0])
 		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
 	if (ret >= 0 && (sync_sink(st) || check_sink(st, now_ns())))
 		return -1;
+	if (st->flush_each_wait)
+		fflush(stdout); /* a failure is the next write's */
 	if (st->output_gone)
 		return MODE_END;
 	return ret < 0 ? -1 : MODE_OK;
@@ -493,7 +557,7 @@ static unsigned long long names_lost(const struct session *s)
 	return n;
 }
 
-/* -o: records staged in a level above the first, all CPUs. */
+/* Records staged in a level above the first, all CPUs. */
 static unsigned long long nested_records(const struct session *s)
 {
 	unsigned long long n = 0;
@@ -522,10 +586,11 @@ static void print_summary(const struct stream *st, const struct sink_losses *los
 		fprintf(stderr, "kmemsnoop: %llu records could not be decoded\n",
 			st->sink->undecodable);
 	if (st->sink->out_of_order)
-		fprintf(stderr, "kmemsnoop: %llu events out of time order: more than %d "
+		fprintf(stderr, "kmemsnoop: %llu events out of time order: more than %zu "
 				"waited for the other CPUs' rings, or a CPU's clock was %llu ms behind\n",
-			st->sink->out_of_order, REORDER_CAP, REORDER_MARGIN_NS / 1000000);
-	if (st->staged && s->env->verbose)
+			st->sink->out_of_order, held_cap(st, s->ncpus),
+			REORDER_MARGIN_NS / 1000000);
+	if (s->env->verbose)
 		fprintf(stderr, "kmemsnoop: %llu records staged by a program that interrupted "
 				"another writing one on the same CPU\n", nested_records(s));
 }

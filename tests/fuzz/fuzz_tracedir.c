@@ -178,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	replay(text_sink_new(devnull, ksyms, gfp));
 	replay(json_sink_new(devnull, ksyms, gfp));
-	replay(stat_sink_new(devnull, &stat_env, ksyms, gfp, 0, err, sizeof(err)));
+	replay(stat_sink_new(devnull, &stat_env, ksyms, gfp, 0, 0, err, sizeof(err)));
 	gfp_names_free(gfp);
 	ksyms_free(ksyms);
 	return 0;
