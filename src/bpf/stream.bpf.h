@@ -271,13 +271,35 @@ static __always_inline void stage_release(__u32 *flag)
 		*flag = 0;
 }
 
-/* A record is staged: the CPU's oldest uncopied record, if none was. */
-static __always_inline void note_staged(__u32 cpu)
+/*
+ * Every record the programs write has its time right after the core (and
+ * the allocation's sizes): a time feature, or a time and tid feature, whose
+ * timestamps are at one place.
+ */
+static __always_inline __u64 record_time(const struct kmt_core *rec)
 {
-	/* One register for the test and the index (5.10's verifier). */
-	barrier_var(cpu);
-	if (cpu < KMT_MAX_CPUS && !cpu_counters[cpu].staged_since)
-		cpu_counters[cpu].staged_since = bpf_ktime_get_ns();
+	__u32 off = sizeof(struct kmt_core) + __builtin_offsetof(struct kmt_feat_time, timestamp);
+
+	_Static_assert(__builtin_offsetof(struct kmt_feat_time, timestamp) ==
+			       __builtin_offsetof(struct kmt_feat_time_tid, timestamp),
+		       "both time features keep the time at one place");
+	if (rec->event_id == KMT_EVENT_ALLOC)
+		off += sizeof(struct kmt_alloc);
+	return *(const __u64 *)((const void *)rec + off);
+}
+
+/*
+ * A record staged: its time is the CPU's oldest staged one, if none was.
+ * From the record, not the clock: a call here would spill values across
+ * it, and 5.10 to 6.1 forget a spilled value's bound, and every byte of
+ * stack counts against 512 in the bulk programs' chain of calls.  Until
+ * it is set the record is being written, its time a moment ago: within
+ * the time the reader waits for clocks (reorder.h).
+ */
+static __always_inline void note_staged(struct kmt_cpu_counters *cc, const struct kmt_core *rec)
+{
+	if (!cc->staged_since)
+		cc->staged_since = record_time(rec);
 }
 
 static __always_inline bool stages_empty(const struct stages *all)
@@ -289,21 +311,22 @@ static __always_inline bool stages_empty(const struct stages *all)
 }
 
 /*
- * After a flush: nothing staged, unless a run that this one preempted or
- * that interrupted it staged since, or a busy level kept its records.
- * Cleared before the levels are looked at: a record staged after the look
- * finds it cleared and sets its own time.  Records staged meanwhile are a
- * few microseconds old, well within the time the reader waits for clocks
- * (reorder.h).
+ * After a flush: nothing staged is left, unless a level was taken (a
+ * preempted run on 7.x) or a run that interrupted this one staged since;
+ * then the time stays, older than what is left.  Cleared, then looked at
+ * again: a record staged between the two looks found a time set and set
+ * none; 1 then, older than any record, until the next flush, which the
+ * reader runs at once (flush_stale).  No clock here: stage_flush() is at
+ * the end of the bulk programs' chain of calls, whose stack is full.
  */
 static __always_inline void note_flushed(struct kmt_cpu_counters *cc, const struct stages *all)
 {
-	__u64 since = cc->staged_since;
-
+	if (!stages_empty(all))
+		return;
 	cc->staged_since = 0;
 	barrier();
 	if (!stages_empty(all))
-		cc->staged_since = since ? since : bpf_ktime_get_ns();
+		cc->staged_since = 1;
 }
 
 /* What a flush copies of a level: its records then, and their counts. */
@@ -431,7 +454,6 @@ static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 		ev->stages = all;
 		ev->stage_level = i;
 		ev->stage_size = size;
-		note_staged(ev->cpu);
 		return l->data + off;
 	}
 	return NULL;
@@ -509,8 +531,10 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 		/* One register for the test and the index: 5.10's verifier
 		 * forgets the bound of a number loaded again. */
 		barrier_var(cpu);
-		if (cpu < KMT_MAX_CPUS)
+		if (cpu < KMT_MAX_CPUS) {
 			cpu_counters[cpu].records++;
+			note_staged(&cpu_counters[cpu], rec);
+		}
 		stage_submit(ev, rec);
 		return;
 	}
