@@ -22,8 +22,11 @@ int binin_check(const char *dir, char *err, size_t err_size);
 /*
  * Feeds every record of DIR/cpu* to sink, merged across CPUs in time
  * order (sequence order within a CPU), after checking that every record of
- * every file decodes (a corrupt file is an error, not half a trace).
- * 0, or -1 with a one-line reason in err.
+ * every file decodes (a corrupt file is an error, not half a trace).  The
+ * files are read through windows of bounded size, whatever theirs; each
+ * record given to the sink is valid only during its call.  A long read
+ * shows its progress on stderr when that is a terminal (progress.h), and
+ * erases it before returning.  0, or -1 with a one-line reason in err.
  */
 int binin_replay(const char *dir, struct sink *sink, struct binin_losses *lost, char *err,
 		 size_t err_size);

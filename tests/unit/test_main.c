@@ -9,6 +9,7 @@
 	X(aitable)     \
 	X(allocinfo)   \
 	X(cgpath)      \
+	X(binin)       \
 	X(budget)      \
 	X(cpuloss)     \
 	X(env)         \
