@@ -456,6 +456,20 @@ static int check_sink(struct stream *st, unsigned long long now)
 	return 0;
 }
 
+/* The lines of this wait, to the pipe or terminal.  A reader gone is
+ * seen here, not when stdio's buffer fills: lines that come slowly take
+ * long to fill a megabyte. */
+static int flush_lines(struct stream *st)
+{
+	if (!fflush(stdout))
+		return 0;
+	if (errno == EPIPE) {
+		st->output_gone = true;
+		return -1;
+	}
+	return session_fail(st->mode.session, "writing output: %s", strerror(errno));
+}
+
 static int stream_wait(struct mode *m, int ms)
 {
 	struct stream *st = stream_of(m);
@@ -477,8 +491,8 @@ static int stream_wait(struct mode *m, int ms)
 		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
 	if (ret >= 0 && (sync_sink(st) || check_sink(st, now_ns())))
 		return -1;
-	if (st->flush_each_wait)
-		fflush(stdout); /* a failure is the next write's */
+	if (st->flush_each_wait && flush_lines(st))
+		return st->output_gone ? MODE_END : -1;
 	if (st->output_gone)
 		return MODE_END;
 	return ret < 0 ? -1 : MODE_OK;
