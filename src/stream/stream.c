@@ -39,11 +39,29 @@
 #include "mode.h"
 #include "session.h"
 
+/*
+ * A ring sample (a block of staged records) some of whose records a sink
+ * holds where they are: the ring keeps the sample until the last of them
+ * is given back.
+ */
+struct lent_block {
+	const unsigned char *start, *end;
+	unsigned int holds; /* records of it held */
+	bool open;          /* its records are still being handed over */
+};
+
+/* A ring's lent blocks, oldest first (a circular array). */
+struct lent_blocks {
+	struct lent_block *b;
+	size_t head, len, cap;
+};
+
 struct stream {
 	struct mode mode;
 	struct sink *sink;
 	int *ring_fds;
 	struct ring_reader *rings;
+	struct lent_blocks *lent; /* per ring */
 	unsigned long long ring_size; /* bytes per CPU: -b, or the budget's rule */
 	unsigned long long records;
 	bool output_gone; /* stdout's reader went away (EPIPE) */
@@ -78,8 +96,9 @@ static bool stream_selected(const struct env *env)
 	return !env->hist && !env->allocinfo && !env->listen && !env_stat_in_bpf(env);
 }
 
-/* The hot path: every record of every ring. */
-static int one_record(struct stream *st, int cpu, const void *data, size_t size)
+/* The hot path: every record of every ring.  SINK_HELD: a lent record
+ * is held. */
+static int one_record(struct stream *st, int cpu, const void *data, size_t size, bool lent)
 {
 	int ret;
 
@@ -87,6 +106,8 @@ static int one_record(struct stream *st, int cpu, const void *data, size_t size)
 	if (kmt_record_is_event(data, size))
 		st->records++;
 	ret = st->sink->ops->record(st->sink, cpu, data, size, NULL);
+	if (ret == SINK_HELD && lent)
+		return SINK_HELD;
 	if (ret == SINK_GONE) {
 		st->output_gone = true;
 		return -EPIPE;
@@ -98,26 +119,107 @@ static int one_record(struct stream *st, int cpu, const void *data, size_t size)
 	return 0;
 }
 
-/* A staged sample: whole records one after another.  No sink is lent
- * records (sink->lender): a sink that holds one copies it, and no part of
- * a block stays in the ring. */
+static struct lent_block *lent_at(struct lent_blocks *lb, size_t i)
+{
+	return &lb->b[(lb->head + i) % lb->cap];
+}
+
+/* A new newest block of ring cpu, open; NULL when out of memory. */
+static struct lent_block *lend_block(struct stream *st, int cpu, const void *data, size_t size)
+{
+	struct lent_blocks *lb = &st->lent[cpu];
+	struct lent_block *blk;
+
+	if (lb->len == lb->cap) {
+		size_t cap = lb->cap ? lb->cap * 2 : 64;
+		struct lent_block *b = malloc(cap * sizeof(*b));
+
+		if (!b)
+			return NULL;
+		for (size_t i = 0; i < lb->len; i++)
+			b[i] = *lent_at(lb, i);
+		free(lb->b);
+		*lb = (struct lent_blocks){ b, 0, lb->len, cap };
+	}
+	blk = lent_at(lb, lb->len++);
+	*blk = (struct lent_block){ data, (const unsigned char *)data + size, 0, true };
+	return blk;
+}
+
+/* The oldest blocks no record of which is held any more: given back to
+ * the ring (the newest, still open, is the caller's). */
+static void settle_blocks(struct stream *st, int cpu)
+{
+	struct lent_blocks *lb = &st->lent[cpu];
+
+	while (lb->len && !lent_at(lb, 0)->holds && !lent_at(lb, 0)->open) {
+		ring_reader_give_back(st->rings, cpu, lent_at(lb, 0)->start);
+		lb->head = (lb->head + 1) % lb->cap;
+		lb->len--;
+	}
+}
+
+/* A record a sink held in time order is no longer needed: one hold less
+ * on its block, given back with the blocks before it once none is held
+ * (in ring order: the ring hands its space back in that order anyway). */
+static void give_back(void *owner, int cpu, const void *data)
+{
+	struct stream *st = owner;
+	struct lent_blocks *lb = &st->lent[cpu];
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < lb->len; i++) {
+		struct lent_block *blk = lent_at(lb, i);
+
+		if (p < blk->start || p >= blk->end)
+			continue;
+		if (blk->holds)
+			blk->holds--;
+		break;
+	}
+	settle_blocks(st, cpu);
+}
+
+/*
+ * A staged sample: whole records one after another, lent to a sink that
+ * holds them in time order (the order and --stat sinks) rather than
+ * copied: copying each into the sink's pool was the consumer's largest
+ * cost.  The sample stays in the ring while a record of it is held.
+ */
 static int on_block(struct stream *st, int cpu, const unsigned char *data, size_t size)
 {
+	struct lent_blocks *lb = st->lent ? &st->lent[cpu] : NULL;
+	struct lent_block *blk = lb ? lend_block(st, cpu, data, size) : NULL;
+	int ret = 0;
+
+	if (lb && !blk)
+		return -ENOMEM; /* the sink would hold records not lent */
 	while (size) {
 		size_t n = kmt_record_size(data, size);
-		int ret;
 
 		if (!n) {
 			st->sink->undecodable++; /* the rest of the block cannot be read */
-			return 0;
+			break;
 		}
-		ret = one_record(st, cpu, data, n);
+		ret = one_record(st, cpu, data, n, blk != NULL);
+		/* The newest block, wherever give_back() moved the oldest. */
+		if (ret == SINK_HELD) {
+			lent_at(lb, lb->len - 1)->holds++;
+			ret = 0;
+		}
 		if (ret)
-			return ret;
+			break;
 		data += n;
 		size -= n;
 	}
-	return 0;
+	if (!blk)
+		return ret;
+	blk = lent_at(lb, lb->len - 1);
+	blk->open = false;
+	if (blk->holds)
+		return ret ? ret : RING_KEPT;
+	lb->len--; /* the newest: not kept, the ring moves on */
+	return ret;
 }
 
 static int on_record(void *ctx, int cpu, const void *data, size_t size)
@@ -276,6 +378,12 @@ static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 
 static void free_rings(struct stream *st, int ncpus)
 {
+	if (st->sink)
+		st->sink->lender.give_back = NULL;
+	for (int cpu = 0; st->lent && cpu < ncpus; cpu++)
+		free(st->lent[cpu].b);
+	free(st->lent);
+	st->lent = NULL;
 	ring_reader_free(st->rings);
 	st->rings = NULL;
 	for (int cpu = 0; st->ring_fds && cpu < ncpus; cpu++)
@@ -319,6 +427,15 @@ static int create_rings(struct mode *m)
 		session_fail(s, "mapping the ring buffers: %s", strerror(e));
 		return session_refused(s, e);
 	}
+	/* -o's sink never holds a record. */
+	if (s->env->output_dir)
+		return 0;
+	st->lent = calloc(s->ncpus, sizeof(*st->lent));
+	if (!st->lent)
+		return session_fail(s, "out of memory");
+	/* Half of each ring for records held in time order, the rest for
+	 * what comes meanwhile (a wakeup every quarter). */
+	st->sink->lender = (struct reorder_lender){ give_back, st, size / 2 };
 	return 0;
 }
 
@@ -581,6 +698,18 @@ static unsigned long long nested_records(const struct session *s)
 	return n;
 }
 
+/* What loses fewer, after a loss: the ring's size now, what else to try. */
+static void print_loss_advice(const struct stream *st)
+{
+	const struct env *env = st->mode.session->env;
+
+	fprintf(stderr, "kmemsnoop: the ring buffers (%llu KiB a CPU) filled faster than they "
+			"were read: larger ones (-b), %sor filters (-p, -c, --cgroup, -e, "
+			"--min-size) lose fewer\n", st->ring_size >> 10,
+		env->output_dir ? "a faster disk for -o, " :
+				  "a recording (-o DIR, printed later with -i), ");
+}
+
 static void print_summary(const struct stream *st, const struct sink_losses *lost)
 {
 	const struct session *s = st->mode.session;
@@ -588,8 +717,10 @@ static void print_summary(const struct stream *st, const struct sink_losses *los
 
 	fprintf(stderr, "kmemsnoop: %llu events written, %llu lost (%llu bytes)\n", st->records,
 		(unsigned long long)lost->events, (unsigned long long)lost->bytes);
-	if (lost->events)
+	if (lost->events) {
 		print_cpu_losses(s);
+		print_loss_advice(st);
+	}
 	if (names)
 		fprintf(stderr, "kmemsnoop: %llu task records lost to full rings: events of those "
 				"tasks show <...> (or, after a lost fork, the name the tid had before)\n",
