@@ -33,15 +33,19 @@ tmp=$(mktemp -d "${OUTPUT_PARENT:-/var/tmp}/kmemsnoop-busytext.XXXXXX") ||
 trap 'rm -rf "$tmp"' EXIT
 
 # Lines whose time is earlier than an earlier line's: text has it as
-# "SECS.USECS:" after the CPU, JSON as "timestamp":SECS.USECS.
+# "] SECS.USECS:" after the CPU, JSON as "timestamp":SECS.USECS.
 out_of_order() {
-	local format=$1 file=$2
-	if [ "$format" = json ]; then
-		sed -n 's/.*"timestamp":\([0-9]*\)\.\([0-9]*\),.*/\1 \2/p' "$file"
-	else
-		sed -n 's/^.*\] *\([0-9]*\)\.\([0-9]*\): .*/\1 \2/p' "$file"
-	fi | awk '{ t = $1 * 1000000 + $2; if (t < last) bad++; else last = t }
-		END { print bad + 0 }'
+	local pattern='\] +[0-9]+\.[0-9]+:' skip=1
+	[ "$1" = json ] && pattern='"timestamp":[0-9]+\.[0-9]+' skip=12
+	awk -v pattern="$pattern" -v skip="$skip" '
+		match($0, pattern) {
+			s = substr($0, RSTART + skip, RLENGTH - skip)
+			gsub(/[ :]/, "", s)
+			split(s, p, ".")
+			t = p[1] * 1000000 + p[2]
+			if (t < last) bad++; else last = t
+		}
+		END { print bad + 0 }' "$2"
 }
 
 # One run: "written lost out-of-order".

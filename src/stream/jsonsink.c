@@ -35,17 +35,123 @@ static bool is_accounted(const struct kmt_event *ev)
 	       (ev->has_cache && (ev->cache_flags & KMT_CACHE_ACCOUNTED));
 }
 
-static void put_gfp(struct json_out *j, __u32 flags)
+/*
+ * A line is built in a buffer and written with one call: fprintf's parsing
+ * and a stdio call per field were most of a line's cost (-i --json: 1.6 us
+ * a record, against 0.25 for the text).
+ */
+#define LINE_MAX_BYTES 8192
+
+struct jline {
+	FILE *out;
+	char *p;
+	char buf[LINE_MAX_BYTES];
+};
+
+/* Room for n more bytes (n <= LINE_MAX_BYTES): what is built so far goes
+ * out first when there is not. */
+static void spill(struct jline *l)
+{
+	fwrite_unlocked(l->buf, 1, l->p - l->buf, l->out);
+	l->p = l->buf;
+}
+
+static inline __attribute__((always_inline)) void need(struct jline *l, size_t n)
+{
+	if (__builtin_expect((size_t)(l->buf + sizeof(l->buf) - l->p) < n, 0))
+		spill(l);
+}
+
+static inline __attribute__((always_inline)) void put_mem(struct jline *l, const char *s,
+							  size_t n)
+{
+	need(l, n);
+	memcpy(l->p, s, n);
+	l->p += n;
+}
+
+/* A string literal, its length known when compiled. */
+#define put_lit(l, s) put_mem((l), "" s, sizeof(s) - 1)
+
+static void put_char(struct jline *l, char c)
+{
+	need(l, 1);
+	*l->p++ = c;
+}
+
+static void put_string(struct jline *l, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (JSON_ESCAPED_MAX(len) + 2 > LINE_MAX_BYTES) { /* none is, but a name could be */
+		need(l, LINE_MAX_BYTES);
+		json_put_string(l->out, s);
+		return;
+	}
+	need(l, JSON_ESCAPED_MAX(len) + 2);
+	*l->p++ = '"';
+	l->p = json_escape(l->p, s, len);
+	*l->p++ = '"';
+}
+
+static void put_udec(struct jline *l, unsigned long long v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put_mem(l, p, buf + sizeof(buf) - p);
+}
+
+static void put_sdec(struct jline *l, long long v)
+{
+	if (v < 0) {
+		put_char(l, '-');
+		put_udec(l, -(unsigned long long)v);
+		return;
+	}
+	put_udec(l, (unsigned long long)v);
+}
+
+/* "0x..." quoted, as "0x%016llx" (width 16) or "0x%llx" (0) printed it. */
+static void put_hex_string(struct jline *l, unsigned long long v, int width)
+{
+	char buf[20], *p = buf + sizeof(buf);
+
+	*--p = '"';
+	do {
+		*--p = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (buf + sizeof(buf) - 1 - p < width)
+		*--p = '0';
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	put_mem(l, p, buf + sizeof(buf) - p);
+}
+
+static void put_bool(struct jline *l, bool v)
+{
+	if (v)
+		put_lit(l, "true");
+	else
+		put_lit(l, "false");
+}
+
+static void put_gfp(struct json_out *j, struct jline *l, __u32 flags)
 {
 	char buf[GFP_MAX];
 
 	gfp_format(j->gfp, flags, buf, sizeof(buf));
-	fputs(",\"gfp_flags\":", j->out);
-	json_put_string(j->out, buf);
+	put_lit(l, ",\"gfp_flags\":");
+	put_string(l, buf);
 }
 
 /* "call_site" (its symbol) and "call_site_addr". */
-static void put_call_site(struct json_out *j, __u64 call_site)
+static void put_call_site(struct json_out *j, struct jline *l, __u64 call_site)
 {
 	char sym[SYMBOL_MAX];
 
@@ -53,103 +159,150 @@ static void put_call_site(struct json_out *j, __u64 call_site)
 		ksyms_format(j->ksyms, call_site, sym, sizeof(sym));
 	else
 		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)call_site);
-	fputs(",\"call_site\":", j->out);
-	json_put_string(j->out, sym);
-	fprintf(j->out, ",\"call_site_addr\":\"0x%llx\"", (unsigned long long)call_site);
+	put_lit(l, ",\"call_site\":");
+	put_string(l, sym);
+	put_lit(l, ",\"call_site_addr\":");
+	put_hex_string(l, call_site, 0);
 }
 
-static void put_slab(struct json_out *j, const struct kmt_event *ev)
+static void put_slab(struct json_out *j, struct jline *l, const struct kmt_event *ev)
 {
-	put_call_site(j, ev->call_site);
-	fprintf(j->out, ",\"ptr\":\"0x%016llx\"", (unsigned long long)ev->ptr);
+	put_call_site(j, l, ev->call_site);
+	put_lit(l, ",\"ptr\":");
+	put_hex_string(l, ev->ptr, 16);
 	if (ev->has_cache && !(ev->cache_flags & KMT_CACHE_NO_NAME)) {
-		fputs(",\"name\":", j->out);
-		json_put_string(j->out, ev->cache_name);
+		put_lit(l, ",\"name\":");
+		put_string(l, ev->cache_name);
 	}
 	if (!ev->has_alloc)
 		return;
-	fprintf(j->out, ",\"bytes_req\":%llu,\"bytes_alloc\":%llu", (unsigned long long)ev->bytes_req,
-		(unsigned long long)ev->bytes_alloc);
-	put_gfp(j, ev->gfp_flags);
-	fprintf(j->out, ",\"node\":%d,\"accounted\":%s", ev->numa_node,
-		is_accounted(ev) ? "true" : "false");
+	put_lit(l, ",\"bytes_req\":");
+	put_udec(l, ev->bytes_req);
+	put_lit(l, ",\"bytes_alloc\":");
+	put_udec(l, ev->bytes_alloc);
+	put_gfp(j, l, ev->gfp_flags);
+	put_lit(l, ",\"node\":");
+	put_sdec(l, ev->numa_node);
+	put_lit(l, ",\"accounted\":");
+	put_bool(l, is_accounted(ev));
 }
 
-static void put_page(struct json_out *j, const struct kmt_event *ev)
+static void put_page(struct json_out *j, struct jline *l, const struct kmt_event *ev)
 {
-	fprintf(j->out, ",\"page\":\"0x%016llx\",\"pfn\":\"0x%llx\",\"order\":%u",
-		(unsigned long long)ev->ptr,
-		(unsigned long long)(ev->has_page ? ev->pfn : KMT_PFN_NONE),
-		ev->has_page ? ev->order : 0);
+	put_lit(l, ",\"page\":");
+	put_hex_string(l, ev->ptr, 16);
+	put_lit(l, ",\"pfn\":");
+	put_hex_string(l, ev->has_page ? ev->pfn : KMT_PFN_NONE, 0);
+	put_lit(l, ",\"order\":");
+	put_udec(l, ev->has_page ? ev->order : 0);
 	if (!ev->has_alloc)
 		return;
-	fprintf(j->out, ",\"migratetype\":%d", ev->has_page ? ev->migratetype : -1);
-	put_gfp(j, ev->gfp_flags);
+	put_lit(l, ",\"migratetype\":");
+	put_sdec(l, ev->has_page ? ev->migratetype : -1);
+	put_gfp(j, l, ev->gfp_flags);
 }
 
 /* The kernel's fields (text.c), and bytes_alloc also where the kernel's
  * event has none: computed, as "bytes_alloc_computed" says. */
-static void put_percpu(struct json_out *j, const struct kmt_event *ev)
+static void put_percpu(struct json_out *j, struct jline *l, const struct kmt_event *ev)
 {
 	__u8 flags = ev->has_percpu ? ev->percpu_flags : 0;
 	bool full = !(flags & KMT_PERCPU_COMPUTED);
 
 	if (ev->has_alloc && full)
-		put_call_site(j, ev->call_site);
-	if (ev->has_alloc)
-		fprintf(j->out, ",\"reserved\":%d,\"is_atomic\":%d,\"size\":%llu,\"align\":%llu",
-			!!(flags & KMT_PERCPU_RESERVED), !!(flags & KMT_PERCPU_ATOMIC),
-			(unsigned long long)ev->bytes_req,
-			(unsigned long long)(ev->has_percpu ? ev->percpu_align : 0));
-	fprintf(j->out, ",\"base_addr\":\"0x%016llx\",\"off\":%d,\"ptr\":\"0x%016llx\"",
-		(unsigned long long)(ev->has_percpu ? ev->percpu_base : 0),
-		ev->has_percpu ? ev->percpu_off : 0, (unsigned long long)ev->ptr);
+		put_call_site(j, l, ev->call_site);
+	if (ev->has_alloc) {
+		put_lit(l, ",\"reserved\":");
+		put_udec(l, !!(flags & KMT_PERCPU_RESERVED));
+		put_lit(l, ",\"is_atomic\":");
+		put_udec(l, !!(flags & KMT_PERCPU_ATOMIC));
+		put_lit(l, ",\"size\":");
+		put_udec(l, ev->bytes_req);
+		put_lit(l, ",\"align\":");
+		put_udec(l, ev->has_percpu ? ev->percpu_align : 0);
+	}
+	put_lit(l, ",\"base_addr\":");
+	put_hex_string(l, ev->has_percpu ? ev->percpu_base : 0, 16);
+	put_lit(l, ",\"off\":");
+	put_sdec(l, ev->has_percpu ? ev->percpu_off : 0);
+	put_lit(l, ",\"ptr\":");
+	put_hex_string(l, ev->ptr, 16);
 	if (!ev->has_alloc)
 		return;
-	fprintf(j->out, ",\"bytes_alloc\":%llu", (unsigned long long)ev->bytes_alloc);
+	put_lit(l, ",\"bytes_alloc\":");
+	put_udec(l, ev->bytes_alloc);
 	if (full)
-		put_gfp(j, ev->gfp_flags);
+		put_gfp(j, l, ev->gfp_flags);
 	else
-		fputs(",\"bytes_alloc_computed\":true", j->out);
+		put_lit(l, ",\"bytes_alloc_computed\":true");
 }
 
 /* vmalloc and vfree: the text line's fields; "area": seen through the
  * vmap_area tracepoints (size with the guard page). */
-static void put_vmalloc(struct json_out *j, const struct kmt_event *ev)
+static void put_vmalloc(struct json_out *j, struct jline *l, const struct kmt_event *ev)
 {
-	put_call_site(j, ev->call_site);
-	fprintf(j->out, ",\"ptr\":\"0x%016llx\",\"area\":%s", (unsigned long long)ev->ptr,
-		ev->vmalloc_flags & KMT_VMALLOC_AREA ? "true" : "false");
+	put_call_site(j, l, ev->call_site);
+	put_lit(l, ",\"ptr\":");
+	put_hex_string(l, ev->ptr, 16);
+	put_lit(l, ",\"area\":");
+	put_bool(l, ev->vmalloc_flags & KMT_VMALLOC_AREA);
 	if (!ev->has_alloc)
 		return;
-	fprintf(j->out, ",\"size\":%llu,\"bytes_alloc\":%llu", (unsigned long long)ev->bytes_req,
-		(unsigned long long)ev->bytes_alloc);
-	put_gfp(j, ev->gfp_flags);
-	fprintf(j->out, ",\"node\":%d", ev->numa_node);
+	put_lit(l, ",\"size\":");
+	put_udec(l, ev->bytes_req);
+	put_lit(l, ",\"bytes_alloc\":");
+	put_udec(l, ev->bytes_alloc);
+	put_gfp(j, l, ev->gfp_flags);
+	put_lit(l, ",\"node\":");
+	put_sdec(l, ev->numa_node);
+}
+
+/* "timestamp":SECONDS.MICROSECONDS, as the text line has it. */
+static void put_timestamp(struct jline *l, unsigned long long ns)
+{
+	unsigned long long us = ns % 1000000000ULL / 1000;
+	char frac[8];
+
+	put_lit(l, ",\"timestamp\":");
+	put_udec(l, ns / 1000000000ULL);
+	frac[0] = '.';
+	for (int i = 6; i >= 1; i--, us /= 10)
+		frac[i] = (char)('0' + us % 10);
+	frac[7] = ',';
+	put_mem(l, frac, sizeof(frac));
 }
 
 /* The text line's fields in its order: task, tid, cpu, time, event, body. */
 static void put_event(struct json_out *j, const struct kmt_event *ev)
 {
-	unsigned long long ts = ev->has_time ? ev->timestamp : 0;
+	struct jline l;
 
-	fputs("{\"comm\":", j->out);
-	json_put_string(j->out, ev->has_task ? ev->comm : "<...>");
-	fprintf(j->out, ",\"pid\":%lld,\"tid\":%lld,\"cpu\":%u,\"timestamp\":%llu.%06llu,",
-		ev->has_task ? (long long)ev->pid : -1, ev->has_tid ? (long long)ev->tid : -1,
-		ev->has_time ? ev->cpu : 0, ts / 1000000000ULL, ts % 1000000000ULL / 1000);
-	fputs("\"event\":", j->out);
-	json_put_string(j->out, kmt_event_name(ev));
-	fprintf(j->out, ",\"seq\":%d", ev->seq_num);
+	l.out = j->out;
+	l.p = l.buf;
+	put_lit(&l, "{\"comm\":");
+	put_string(&l, ev->has_task ? ev->comm : "<...>");
+	put_lit(&l, ",\"pid\":");
+	put_sdec(&l, ev->has_task ? (long long)ev->pid : -1);
+	put_lit(&l, ",\"tid\":");
+	put_sdec(&l, ev->has_tid ? (long long)ev->tid : -1);
+	put_lit(&l, ",\"cpu\":");
+	put_udec(&l, ev->has_time ? ev->cpu : 0);
+	put_timestamp(&l, ev->has_time ? ev->timestamp : 0);
+	put_lit(&l, "\"event\":");
+	put_string(&l, kmt_event_name(ev));
+	put_lit(&l, ",\"seq\":");
+	put_sdec(&l, ev->seq_num);
 	if (ev->type_id == KMT_TYPE_PAGES)
-		put_page(j, ev);
+		put_page(j, &l, ev);
 	else if (ev->type_id == KMT_TYPE_PERCPU)
-		put_percpu(j, ev);
+		put_percpu(j, &l, ev);
 	else if (ev->type_id == KMT_TYPE_VMALLOC)
-		put_vmalloc(j, ev);
+		put_vmalloc(j, &l, ev);
 	else
-		put_slab(j, ev);
-	fputs("}\n", j->out);
+		put_slab(j, &l, ev);
+	put_lit(&l, "}\n");
+	/* One thread writes the stream: stdio's lock per line is waste. */
+	fwrite_unlocked(l.buf, 1, l.p - l.buf, l.out);
 }
 
 static int json_status(struct sink *sk, int err)

@@ -232,10 +232,12 @@ static const struct kmt_cpu_counters *cpu_counters(const struct stream *st, int 
 	return &st->mode.session->skel->bss->cpu_counters[cpu];
 }
 
-/* The CPU's oldest record staged, not yet in its ring (0: none). */
+/* The CPU's oldest record staged, not yet in its ring (0: none).  None
+ * when the heartbeat cannot run: nothing would copy an idle CPU's block,
+ * and waiting for it would hold every line back. */
 static unsigned long long staged_since(const struct stream *st, int cpu)
 {
-	if (cpu >= KMT_MAX_CPUS)
+	if (cpu >= KMT_MAX_CPUS || st->no_beats)
 		return 0;
 	return __atomic_load_n(&cpu_counters(st, cpu)->staged_since, __ATOMIC_ACQUIRE);
 }
@@ -271,8 +273,9 @@ static bool is_regular_file(int fd)
 /*
  * Records held in time order at most: as many as the rings hold, so that
  * a consumer that fell behind by up to a ring, and reads it all before the
- * time order can move on, still puts them in order.  Held records are
- * copied: this bounds kmemsnoop's memory by the rings' size.
+ * time order can move on, still puts them in order (65,536 did not, with
+ * both CPUs of a 2-CPU machine allocating).  Past half a ring a held record
+ * is copied out of it: this bounds kmemsnoop's memory by the rings' size.
  */
 static size_t held_cap(const struct stream *st, int ncpus)
 {

@@ -2,16 +2,48 @@
 /* JSON strings: see json.h. */
 #include "json.h"
 
+#include <stdbool.h>
+#include <string.h>
+
+/* Characters a JSON string takes as they are. */
+static bool json_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
+char *json_escape(char *dst, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	for (; p < end; p++) {
+		if (json_plain(*p)) {
+			*dst++ = (char)*p;
+		} else if (*p == '"' || *p == '\\') {
+			*dst++ = '\\';
+			*dst++ = (char)*p;
+		} else {
+			memcpy(dst, "\\u00", 4);
+			dst[4] = hex[*p >> 4];
+			dst[5] = hex[*p & 15];
+			dst += 6;
+		}
+	}
+	return dst;
+}
+
 void json_put_string(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
+	/* Escaped a piece at a time: a piece takes at most six times itself. */
+	enum { PIECE = 128 };
+	char buf[JSON_ESCAPED_MAX(PIECE)];
+	size_t len = strlen(s);
+
+	putc_unlocked('"', out);
+	for (size_t i = 0; i < len; i += PIECE) {
+		size_t n = len - i < PIECE ? len - i : PIECE;
+
+		fwrite_unlocked(buf, 1, json_escape(buf, s + i, n) - buf, out);
 	}
-	fputc('"', out);
+	putc_unlocked('"', out);
 }

@@ -3,7 +3,15 @@
 #ifndef KMEMSNOOP_JSON_H
 #define KMEMSNOOP_JSON_H
 
+#include <stddef.h>
 #include <stdio.h>
+
+/* The most n bytes take escaped: a control character is six. */
+#define JSON_ESCAPED_MAX(n) (6 * (n))
+
+/* The n bytes at s escaped for a JSON string (no quotes) at dst, which
+ * has JSON_ESCAPED_MAX(n) bytes: the end of what was written. */
+char *json_escape(char *dst, const char *s, size_t n);
 
 /* s as a JSON string, quotes included: control characters and bytes past
  * ASCII as \u00XX (comms and cache names are bytes, not UTF-8). */
