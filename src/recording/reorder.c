@@ -68,6 +68,7 @@ struct reorder {
 	struct slot *slots;
 	uint32_t *free; /* a stack of free slot indices */
 	size_t cap, nfree, held;
+	size_t fresh; /* slots from here on were never used: free, not listed */
 	struct queue *queues;
 	int nqueues;
 	int *heap; /* the non-empty queues, the one with the oldest head first */
@@ -100,12 +101,10 @@ struct reorder *reorder_new(size_t cap, int nrings, reorder_emit_fn emit, void *
 		reorder_free(r);
 		return NULL;
 	}
-	/* Slot 0 on top: the low slots are the ones used over and over. */
-	for (size_t i = 0; i < cap; i++)
-		r->free[i] = (uint32_t)(cap - 1 - i);
+	/* The free list starts empty, the slots taken in order after it: a
+	 * cap as large as the rings hold costs no memory until it is used. */
 	for (int i = 0; i < nrings; i++)
 		r->pos[i] = -1;
-	r->nfree = cap;
 	r->cap = cap;
 	r->emit = emit;
 	r->ctx = ctx;
@@ -297,7 +296,7 @@ static int copy_in(struct reorder *r, struct key *k, const void *data, size_t si
 	unsigned char *copy;
 
 	if (size <= SLOT_BYTES) {
-		copy = r->slots[r->free[--r->nfree]].raw;
+		copy = r->slots[r->nfree ? r->free[--r->nfree] : r->fresh++].raw;
 		k->where = IN_SLOT;
 	} else {
 		copy = malloc(size);

@@ -68,6 +68,8 @@ struct stream {
 	unsigned long long next_check_ns; /* when to ask the sink if its output is there */
 	unsigned long long next_beat_ns;  /* when to write the next heartbeats */
 	bool no_beats;                    /* running the heartbeat program failed: said once */
+	bool *offline;                    /* per CPU: its heartbeat found it offline */
+	int failed;                       /* a record's failure, deferred by on_block() */
 	/* The lines are printed in time order (not -o): a CPU whose oldest
 	 * staged record waited longer than the time order does is made to
 	 * copy it into its ring. */
@@ -201,12 +203,16 @@ static int on_block(struct stream *st, int cpu, const unsigned char *data, size_
 			st->sink->undecodable++; /* the rest of the block cannot be read */
 			break;
 		}
-		ret = one_record(st, cpu, data, n, blk != NULL);
-		/* The newest block, wherever give_back() moved the oldest. */
-		if (ret == SINK_HELD) {
+		/* Counted before it is handed over: the sink may give it back
+		 * before it returns (emitted at once to make room).  The
+		 * newest block, wherever give_back() moved the oldest. */
+		if (lb)
 			lent_at(lb, lb->len - 1)->holds++;
+		ret = one_record(st, cpu, data, n, blk != NULL);
+		if (ret == SINK_HELD)
 			ret = 0;
-		}
+		else if (lb)
+			lent_at(lb, lb->len - 1)->holds--;
 		if (ret)
 			break;
 		data += n;
@@ -216,15 +222,30 @@ static int on_block(struct stream *st, int cpu, const unsigned char *data, size_
 		return ret;
 	blk = lent_at(lb, lb->len - 1);
 	blk->open = false;
-	if (blk->holds)
-		return ret ? ret : RING_KEPT;
-	lb->len--; /* the newest: not kept, the ring moves on */
-	return ret;
+	if (!blk->holds) {
+		lb->len--; /* the newest: not kept, the ring moves on */
+		return ret;
+	}
+	/* Kept even after a failure: the sink still reads its records.  The
+	 * failure ends the stream after this consume (st->failed). */
+	if (ret < 0)
+		st->failed = ret;
+	return RING_KEPT;
 }
 
 static int on_record(void *ctx, int cpu, const void *data, size_t size)
 {
-	return on_block(ctx, cpu, data, size);
+	struct stream *st = ctx;
+
+	if (st->failed)
+		return 0; /* the stream ends: the rest is not read */
+	return on_block(st, cpu, data, size);
+}
+
+/* A consume's status, with a failure on_block() deferred. */
+static int consumed(struct stream *st, int ret)
+{
+	return ret >= 0 && st->failed ? st->failed : ret;
 }
 
 static const struct kmt_cpu_counters *cpu_counters(const struct stream *st, int cpu)
@@ -237,7 +258,7 @@ static const struct kmt_cpu_counters *cpu_counters(const struct stream *st, int 
  * and waiting for it would hold every line back. */
 static unsigned long long staged_since(const struct stream *st, int cpu)
 {
-	if (cpu >= KMT_MAX_CPUS || st->no_beats)
+	if (cpu >= KMT_MAX_CPUS || st->no_beats || (st->offline && st->offline[cpu]))
 		return 0;
 	return __atomic_load_n(&cpu_counters(st, cpu)->staged_since, __ATOMIC_ACQUIRE);
 }
@@ -275,15 +296,18 @@ static bool is_regular_file(int fd)
  * a consumer that fell behind by up to a ring, and reads it all before the
  * time order can move on, still puts them in order (65,536 did not, with
  * both CPUs of a 2-CPU machine allocating).  Past half a ring a held record
- * is copied out of it: this bounds kmemsnoop's memory by the rings' size.
+ * is copied out of it: this bounds kmemsnoop's memory by the rings' size,
+ * and HELD_CAP_MAX by 128 MiB on a machine with many large rings.
  */
+#define HELD_CAP_MAX (1u << 20)
+
 static size_t held_cap(const struct stream *st, int ncpus)
 {
 	unsigned long long n = st->ring_size * ncpus / sizeof(struct kmt_rec_kfree);
 
 	if (n < REORDER_CAP)
 		return REORDER_CAP;
-	return n > REORDER_CAP_MAX ? REORDER_CAP_MAX : n;
+	return n > HELD_CAP_MAX ? HELD_CAP_MAX : n;
 }
 
 /* The sink env asks for, GFP flags named by gfp; NULL after session_fail(). */
@@ -434,7 +458,9 @@ static int create_rings(struct mode *m)
 	if (s->env->output_dir)
 		return 0;
 	st->lent = calloc(s->ncpus, sizeof(*st->lent));
-	if (!st->lent)
+	free(st->offline);
+	st->offline = calloc(s->ncpus, sizeof(*st->offline));
+	if (!st->lent || !st->offline)
 		return session_fail(s, "out of memory");
 	/* Half of each ring for records held in time order, the rest for
 	 * what comes meanwhile (a wakeup every quarter). */
@@ -484,6 +510,9 @@ static bool beat_cpu(struct stream *st, int cpu)
 	if (st->no_beats || fd < 0)
 		return false;
 	err = bpf_prog_test_run_opts(fd, &opts);
+	/* Offline, what it staged cannot be copied: not waited for. */
+	if (st->offline)
+		st->offline[cpu] = err == -ENXIO;
 	if (!err || err == -ENXIO)
 		return true;
 	st->no_beats = true;
@@ -604,7 +633,7 @@ static int stream_wait(struct mode *m, int ms)
 	if (!ret && st->flush_stale)
 		flush_stale(st);
 	if (!ret)
-		ret = ring_reader_consume(st->rings);
+		ret = consumed(st, ring_reader_consume(st->rings));
 	if (st->output_gone)
 		return MODE_END;
 	if (ret < 0 && !m->session->err[0])
@@ -649,7 +678,7 @@ static int stream_tick(struct mode *m)
 
 	if (st->output_gone)
 		return MODE_END;
-	if (ring_reader_consume(st->rings) < 0 && !st->output_gone)
+	if (consumed(st, ring_reader_consume(st->rings)) < 0 && !st->output_gone)
 		return session_fail(m->session, "reading the ring buffers");
 	if (sync_sink(st))
 		return -1;
@@ -753,7 +782,7 @@ static int stream_finish(struct mode *m, bool final)
 	/* The last, with the final counts: the programs are detached but
 	 * still loaded. */
 	beat(st, now_ns());
-	while (!st->output_gone && (ret = ring_reader_consume(st->rings)) > 0)
+	while (!st->output_gone && (ret = consumed(st, ring_reader_consume(st->rings))) > 0)
 		;
 	if (ret < 0 && !st->output_gone && !m->session->err[0])
 		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
@@ -776,6 +805,7 @@ static void stream_destroy(struct mode *m)
 	free_rings(st, m->session->ncpus);
 	if (st->sink)
 		st->sink->ops->destroy(st->sink);
+	free(st->offline);
 	free(st);
 }
 
