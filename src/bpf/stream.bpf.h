@@ -546,14 +546,16 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
-static __always_inline bool write_cache_record(struct event_ctx *ev, enum prog_run atomic_fetch,
-					       struct kmem_cache *s, bool btf, __u64 addr)
+/* The cache's record, and the CPU's mark that it is described (*mark). */
+static __always_inline void write_cache_record(struct event_ctx *ev, enum prog_run atomic_fetch,
+					       struct kmem_cache *s, bool btf, __u64 addr,
+					       __u64 *mark)
 {
 	struct kmt_rec_cache *rec = reserve_record(ev, sizeof(*rec), false);
 	__u32 flags;
 
 	if (!rec)
-		return false;
+		return;
 	fill_core(&rec->core, ev, KMT_EVENT_CACHE, KMT_TYPE_CACHE, sizeof(*rec), atomic_fetch, 0,
 		  addr);
 	fill_time(&rec->time, ev);
@@ -566,8 +568,12 @@ static __always_inline bool write_cache_record(struct event_ctx *ev, enum prog_r
 	rec->info.slab_flags = flags;
 	if (bpf_probe_read_kernel_str(rec->info.name, sizeof(rec->info.name), KREAD(btf, s, name)) < 0)
 		rec->info.name[0] = 0;
+	/* Marked before the submit, whose flush may lose the block and then
+	 * forget every mark: one set after it would outlive the record.  Not
+	 * before the record is reserved: a program interrupting this one
+	 * would write an event of the cache ahead of its record. */
+	*mark = addr;
 	submit(ev, rec);
-	return true;
 }
 
 /*
@@ -591,8 +597,8 @@ static __always_inline __u64 describe_cache(struct event_ctx *ev, enum prog_run 
 	slot = &seen->cache[(addr >> 8 ^ addr >> 16) & (CACHE_SLOTS - 1)];
 	/* Marked only once written: a record lost to a full ring is tried
 	 * again with the next event. */
-	if (*slot != addr && write_cache_record(ev, atomic_fetch, s, btf, addr))
-		*slot = addr;
+	if (*slot != addr)
+		write_cache_record(ev, atomic_fetch, s, btf, addr, slot);
 	return addr;
 }
 
@@ -654,8 +660,9 @@ static __always_inline void describe_task(struct event_ctx *ev, enum prog_run at
 	rec->task.pid = ev->pid_tgid >> 32;
 	rec->task.tid = tid;
 	read_comm(rec->task.comm);
-	submit(ev, rec);
+	/* Before the submit, as write_cache_record() marks. */
 	*slot = tid;
+	submit(ev, rec);
 }
 
 /* An event's record, its task described first. */
