@@ -532,12 +532,15 @@ static void beat(struct stream *st, unsigned long long now)
 }
 
 /*
- * The CPUs whose oldest staged record has waited longer than the time
- * order waits for the clocks: a CPU that allocates now and then would
- * otherwise hold every line of the others back until its block fills.  A
- * busy CPU fills blocks faster, and an idle one has nothing staged: only
- * the CPUs in between are run on.
+ * The CPUs whose oldest staged record has waited longer than STALE_NS: a
+ * CPU that allocates now and then would otherwise hold every line of the
+ * others back until its block fills.  A busy CPU fills blocks faster, and
+ * an idle one has nothing staged: only the CPUs in between are run on, each
+ * at most once per STALE_NS.  Each run is an IPI the caller waits for:
+ * under QEMU's emulation, with several instances at once, running them at
+ * every wait (1 ms) made a test of 5.10 take minutes.
  */
+#define STALE_NS 50000000ULL
 static void flush_stale(struct stream *st)
 {
 	unsigned long long now = now_ns();
@@ -545,7 +548,7 @@ static void flush_stale(struct stream *st)
 	for (int cpu = 0; cpu < st->mode.session->ncpus; cpu++) {
 		unsigned long long since = staged_since(st, cpu);
 
-		if (since && since + REORDER_MARGIN_NS < now && !beat_cpu(st, cpu))
+		if (since && since + STALE_NS < now && !beat_cpu(st, cpu))
 			return;
 	}
 }
