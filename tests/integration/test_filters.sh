@@ -7,8 +7,9 @@
 # its filter lets through (the workload's known allocations) and nothing
 # else.
 #
-# vmtest: in x86/5.10: the filters are the same BPF code in every program
-# type: the raw_tp ones here, tp_btf on the host.
+# vmtest: in x86/6.1: the filters are the same BPF code in every program
+# type, tp_btf on the host; in the 5.10 VM this test took 440 s after the
+# stream was staged (cause not yet found), past what that VM can spend.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(filters.e_kmalloc filters.e_cache filters.e_page filters.e_kmalloc_page
