@@ -165,6 +165,20 @@ static void put_call_site(struct json_out *j, struct jline *l, __u64 call_site)
 	put_hex_string(l, call_site, 0);
 }
 
+/* An allocation's sizes (the requested one under req_key), GFP flags and
+ * node, as slab and vmalloc lines have them. */
+static void put_sizes(struct json_out *j, struct jline *l, const struct kmt_event *ev,
+		      const char *req_key)
+{
+	put_mem(l, req_key, strlen(req_key));
+	put_udec(l, ev->bytes_req);
+	put_lit(l, ",\"bytes_alloc\":");
+	put_udec(l, ev->bytes_alloc);
+	put_gfp(j, l, ev->gfp_flags);
+	put_lit(l, ",\"node\":");
+	put_sdec(l, ev->numa_node);
+}
+
 static void put_slab(struct json_out *j, struct jline *l, const struct kmt_event *ev)
 {
 	put_call_site(j, l, ev->call_site);
@@ -176,13 +190,7 @@ static void put_slab(struct json_out *j, struct jline *l, const struct kmt_event
 	}
 	if (!ev->has_alloc)
 		return;
-	put_lit(l, ",\"bytes_req\":");
-	put_udec(l, ev->bytes_req);
-	put_lit(l, ",\"bytes_alloc\":");
-	put_udec(l, ev->bytes_alloc);
-	put_gfp(j, l, ev->gfp_flags);
-	put_lit(l, ",\"node\":");
-	put_sdec(l, ev->numa_node);
+	put_sizes(j, l, ev, ",\"bytes_req\":");
 	put_lit(l, ",\"accounted\":");
 	put_bool(l, is_accounted(ev));
 }
@@ -248,13 +256,7 @@ static void put_vmalloc(struct json_out *j, struct jline *l, const struct kmt_ev
 	put_bool(l, ev->vmalloc_flags & KMT_VMALLOC_AREA);
 	if (!ev->has_alloc)
 		return;
-	put_lit(l, ",\"size\":");
-	put_udec(l, ev->bytes_req);
-	put_lit(l, ",\"bytes_alloc\":");
-	put_udec(l, ev->bytes_alloc);
-	put_gfp(j, l, ev->gfp_flags);
-	put_lit(l, ",\"node\":");
-	put_sdec(l, ev->numa_node);
+	put_sizes(j, l, ev, ",\"size\":");
 }
 
 /* "timestamp":SECONDS.MICROSECONDS, as the text line has it. */
