@@ -597,8 +597,10 @@ static __always_inline int cache_alloc_bulk(__u64 *ctx, enum prog_run atomic_fet
 	if (filter_size && (b.req < min_size || b.req > max_size))
 		return 0;
 	b.site = bulk_call_site(ctx, 0);
-	if (do_stream)
+	if (do_stream) {
 		describe_task(&b.ev, atomic_fetch);
+		describe_cache(&b.ev, atomic_fetch, s, false);
+	}
 	/* Counted at once, outside the loop the verifier walks pass by pass. */
 	if (do_hist)
 		hist_alloc_n(KMT_TYPE_CACHE, b.site, 1, b.req, b.alloc, b.s, false, b.n,
@@ -621,6 +623,7 @@ static __always_inline int cache_free_bulk(__u64 *ctx, enum prog_run atomic_fetc
 	if (b.filtered && do_stream) {
 		b.site = bulk_call_site(ctx, 1);
 		describe_task(&b.ev, atomic_fetch);
+		describe_cache(&b.ev, atomic_fetch, b.s, false);
 	}
 	bulk_each(&b, false, atomic_fetch, by_loop);
 	return 0;

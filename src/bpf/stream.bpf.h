@@ -178,6 +178,7 @@ struct stage_level {
 	__u32 event_bytes; /* their bytes */
 	__u32 tasks;       /* task records */
 	__u32 taken_events, taken_event_bytes, taken_tasks;
+	__u32 index;       /* its place in stages.level, written by the run holding it */
 	/* Twice STAGE_END: the verifier cannot relate a copy's start to its
 	 * length, each below STAGE_END, so their sum must fit. */
 	__u8 data[2 * STAGE_END];
@@ -426,37 +427,58 @@ __noinline int stage_flush(__u32 cpu)
 	return 0;
 }
 
-/* A place for a record of size bytes in the lowest level no program on
- * this CPU is writing into; NULL when every level is busy or full. */
+/*
+ * A place for a record of size bytes in the lowest level no program on
+ * this CPU is writing into; NULL when every level is busy or full.
+ *
+ * The level found is named again by its index read back from the map,
+ * a number the verifier does not know: otherwise it goes on with one
+ * state per level from here to the submit, and the bulk programs, which
+ * reserve in a loop, with one per level per pass (5.10 took 30 s under
+ * emulation to check them).
+ */
 static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 {
 	struct stages *all = cpu_stages();
+	struct stage_level *l = NULL;
+	__u32 level, off;
 
 	if (!all || size > STAGE_RECORD_MAX)
 		return NULL;
 	for (int i = 0; i < STAGE_LEVELS; i++) {
-		struct stage_level *l = &all->level[i];
-		__u32 off;
+		struct stage_level *at = &all->level[i];
 
-		if (l->busy)
+		if (at->busy)
 			continue;
-		if (l->len >= STAGE_BLOCK)
+		if (at->len >= STAGE_BLOCK)
 			stage_flush(ev->cpu); /* left full while a level below was busy */
 		/* Taken before its length is read: a program interrupting this
 		 * one in between writes elsewhere. */
-		if (!stage_claim(&l->busy))
+		if (!stage_claim(&at->busy))
 			continue;
-		off = l->len;
-		if (off >= STAGE_BLOCK) {
-			stage_release(&l->busy); /* still full: a level below is busy */
+		if (at->len >= STAGE_BLOCK) {
+			stage_release(&at->busy); /* still full: a level below is busy */
 			continue;
 		}
-		ev->stages = all;
-		ev->stage_level = i;
-		ev->stage_size = size;
-		return l->data + off;
+		at->index = i;
+		l = at;
+		break;
 	}
-	return NULL;
+	if (!l)
+		return NULL;
+	level = *(volatile __u32 *)&l->index;
+	if (level >= STAGE_LEVELS)
+		return NULL; /* never: only this run writes the index of the level it holds */
+	l = &all->level[level];
+	off = l->len;
+	if (off >= STAGE_BLOCK) {
+		stage_release(&l->busy); /* never: held since its length was checked */
+		return NULL;
+	}
+	ev->stages = all;
+	ev->stage_level = level;
+	ev->stage_size = size;
+	return l->data + off;
 }
 
 /* The record stage_reserve() gave is written: counted, and the levels
@@ -602,6 +624,15 @@ static __always_inline __u64 describe_cache(struct event_ctx *ev, enum prog_run 
 	return addr;
 }
 
+/* The same for an event that may be an object of a bulk call, whose
+ * cache was described once before its loop (the verifier walks every
+ * pass: another reservation in each made 5.10 take seconds). */
+static __always_inline __u64 bulk_or_described(struct event_ctx *ev, enum prog_run atomic_fetch,
+					       struct kmem_cache *s, bool btf, __u8 ev_flags)
+{
+	return (ev_flags & KMT_EV_BULK) ? (__u64)s : describe_cache(ev, atomic_fetch, s, btf);
+}
+
 /* cache: describe_cache()'s address, 0 where the event names no cache. */
 static __always_inline void fill_cache_ref(struct kmt_feat_cache_ref *ref, __u64 cache)
 {
@@ -733,7 +764,7 @@ static __always_inline void stream_cache_alloc(struct event_ctx *ev, enum prog_r
 					       __u64 req, __u64 alloc, __u32 gfp, __s32 node,
 					       __u8 ev_flags)
 {
-	__u64 cache = describe_cache(ev, atomic_fetch, s, btf);
+	__u64 cache = bulk_or_described(ev, atomic_fetch, s, btf, ev_flags);
 	struct kmt_rec_cache_alloc *rec = reserve_object(ev, atomic_fetch, ev_flags, sizeof(*rec));
 
 	if (!rec)
@@ -766,7 +797,7 @@ static __always_inline void stream_cache_free_ref(struct event_ctx *ev, enum pro
 						  struct kmem_cache *s, __u64 call_site, __u64 ptr,
 						  __u8 ev_flags)
 {
-	__u64 cache = describe_cache(ev, atomic_fetch, s, btf);
+	__u64 cache = bulk_or_described(ev, atomic_fetch, s, btf, ev_flags);
 	struct kmt_rec_cache_free *rec = reserve_object(ev, atomic_fetch, ev_flags, sizeof(*rec));
 
 	if (!rec)

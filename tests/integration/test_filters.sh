@@ -139,10 +139,11 @@ fi
 
 # ---------------------------------------------------------------- -c
 # A copy of the workload under another name; a noise workload (comm
-# "workload") runs at the same time.
+# "workload") runs at the same time, until killed: long enough for a slow
+# VM's start of kmemsnoop.
 COMM=kmsfilt
 cp "$WORKLOAD" "$WORK/$COMM"
-if wl_start noise noise 60 333; then
+if wl_start noise noise 600 333; then
 	wl_go noise
 	if start_or_fail kc filters.comm -c "$COMM"; then
 		saved=$WORKLOAD

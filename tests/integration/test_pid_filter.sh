@@ -21,8 +21,10 @@ require_kmemsnoop
 require_workload
 require_tracefs
 
+# Ten minutes, killed at the end: they must outlast kmemsnoop's start,
+# which takes half a minute in an emulated 5.10 VM.
 for n in n1 n2; do
-	if ! wl_start "$n" noise 60 "$NOISE_SIZE"; then
+	if ! wl_start "$n" noise 600 "$NOISE_SIZE"; then
 		fail_rest "${TESTS[@]}" "the noise workload did not start: $(head -c 200 "$WORK/$n.werr")"
 		finish
 	fi
