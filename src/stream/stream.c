@@ -537,8 +537,7 @@ static void beat(struct stream *st, unsigned long long now)
  * others back until its block fills.  A busy CPU fills blocks faster, and
  * an idle one has nothing staged: only the CPUs in between are run on, each
  * at most once per STALE_NS.  Each run is an IPI the caller waits for:
- * under QEMU's emulation, with several instances at once, running them at
- * every wait (1 ms) made a test of 5.10 take minutes.
+ * 50 ms bounds both what they cost and how late a quiet CPU's line is.
  */
 #define STALE_NS 50000000ULL
 static void flush_stale(struct stream *st)
