@@ -97,91 +97,22 @@ fi
 
 # ---------------------------------------------------------------- the memory cgroup
 
-CG=
-CG_V=
-CG_ENABLED_ROOT=
-CG_WHY=
-
-# cg_create: a fresh memory cgroup in $CG limited to LIMIT_MIB without
-# swap, CG_V 2 or 1.  Status 1, with a reason in CG_WHY, when there is none.
-cg_create() {
-	local root v1 rel
-	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
-	if [ -n "$root" ] && grep -qw memory "$root/cgroup.controllers" 2>/dev/null; then
-		if ! grep -qw memory "$root/cgroup.subtree_control"; then
-			echo +memory >"$root/cgroup.subtree_control" 2>/dev/null || {
-				CG_WHY="cannot enable the memory controller in $root"
-				return 1
-			}
-			CG_ENABLED_ROOT=$root
-		fi
-		CG=$root/kmt-test-$$
-		CG_V=2
-	elif [ -n "$v1" ]; then
-		# Under this shell's own memory cgroup: a container may allow
-		# no other place.
-		rel=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3; exit }' /proc/self/cgroup)
-		CG=$v1${rel%/}/kmt-test-$$
-		CG_V=1
-	else
-		CG_WHY="no cgroup v2 memory controller, nor a v1 memory cgroup, is mounted"
-		return 1
-	fi
-	mkdir "$CG" 2>/dev/null || {
-		CG_WHY="cannot create $CG"
-		CG=
-		return 1
-	}
-	if [ $CG_V = 2 ]; then
-		echo "${LIMIT_MIB}M" >"$CG/memory.max" &&
-			{ [ ! -f "$CG/memory.swap.max" ] || echo 0 >"$CG/memory.swap.max"; }
-	else
-		echo "${LIMIT_MIB}M" >"$CG/memory.limit_in_bytes" &&
-			{ [ ! -f "$CG/memory.memsw.limit_in_bytes" ] ||
-				echo "${LIMIT_MIB}M" >"$CG/memory.memsw.limit_in_bytes"; }
-	fi || {
-		CG_WHY="cannot limit $CG to $LIMIT_MIB MiB"
-		return 1
-	}
-}
-
-cg_remove() {
-	[ -n "$CG" ] && [ -d "$CG" ] && rmdir "$CG" 2>/dev/null
-	[ -n "$CG_ENABLED_ROOT" ] && echo -memory >"$CG_ENABLED_ROOT/cgroup.subtree_control" 2>/dev/null
-	CG=
-}
-trap 'cg_remove; cleanup' EXIT
-
-# cg_oom_kills: the processes the cgroup's OOM killer killed.
-cg_oom_kills() {
-	local f=$CG/memory.events
-	[ $CG_V = 1 ] && f=$CG/memory.oom_control
-	awk '$1 == "oom_kill" { n = $2 } END { print n + 0 }' "$f" 2>/dev/null
-}
-
-# cg_peak: the most the cgroup was charged (page cache included), "" when
-# the kernel does not say.
-cg_peak() {
-	local f=$CG/memory.peak
-	[ $CG_V = 1 ] && f=$CG/memory.max_usage_in_bytes
-	[ -r "$f" ] && cat "$f"
-}
-
-if ! cg_create; then
-	skip_rest bigread.complete bigread.memory "$CG_WHY"
+if ! memcg_create bigread; then
+	skip_rest bigread.complete bigread.memory "$MEMCG_WHY"
+elif ! memcg_limit $((LIMIT_MIB << 20)); then
+	skip_rest bigread.complete bigread.memory "cannot limit $MEMCG to $LIMIT_MIB MiB"
 else
 	# Only kmemsnoop in the cgroup; the counting grep outside.
 	timeout -k 5 120 sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" -i "$3"' sh \
-		"$CG" "$KMEMSNOOP" "$DIR" 2>"$WORK/limited.err" </dev/null |
+		"$MEMCG" "$KMEMSNOOP" "$DIR" 2>"$WORK/limited.err" </dev/null |
 		grep -vc '^#' >"$WORK/limited.count"
 	rc=${PIPESTATUS[0]}
 	got=$(cat "$WORK/limited.count")
 	[ "$rc" -eq 0 ] && [ "$got" -eq "$WANT" ]
 	check $? bigread.complete "status $rc, $got lines for $WANT records ($(head -c 200 "$WORK/limited.err" | tr '\n' ' '))" "$WORK/limited.err"
-	kills=$(cg_oom_kills)
-	peak=$(cg_peak)
-	[ -n "$peak" ] && echo "# cgroup v$CG_V peak: $((peak >> 20)) MiB of the $LIMIT_MIB MiB limit (page cache included)"
+	kills=$(memcg_oom_kills)
+	peak=$(memcg_peak)
+	[ -n "$peak" ] && echo "# cgroup v$MEMCG_V peak: $((peak >> 20)) MiB of the $LIMIT_MIB MiB limit (page cache included)"
 	[ "$kills" -eq 0 ] && [ "$rc" -ne 137 ] && { [ -z "$peak" ] || [ "$peak" -le $((LIMIT_MIB << 20)) ]; }
 	check $? bigread.memory "oom_kill $kills, status $rc, peak ${peak:-unknown} bytes against a limit of $LIMIT_MIB MiB"
 fi
@@ -199,37 +130,17 @@ if ! command -v tmux >/dev/null; then
 	finish
 fi
 
-SOCK=kmemsnoop-test-$$
-tm() { tmux -L "$SOCK" "$@"; }
-screen() { tm capture-pane -p -t big 2>/dev/null; }
-
-# wait_screen SECONDS AWK-CONDITION: until the pane shows what the awk
-# program's END block says yes (exit 0) to; the last screen in $WORK/screen.
-wait_screen() {
-	local end=$((SECONDS + $1))
-	while :; do
-		screen >"$WORK/screen"
-		awk "$2" "$WORK/screen" && return 0
-		[ $SECONDS -ge $end ] && return 1
-		nap 0.1
-	done
-}
-
-describe_screen() {
-	sed -e 's/ *$//' "$WORK/screen" | grep . | tail -n 6 | tr '\n' '|' | head -c 400
-}
-
 PROGRESS_LINE='/kmemsnoop: (checking|reading) [0-9]+\.[0-9] of [0-9]+\.[0-9] MiB \([0-9]+%\), [0-9.]+[kM]? records\/s/'
 
-tm new-session -d -s big -x 120 -y 12 "env -u TMUX PS1='READY\$ ' bash --norc --noprofile -i" ||
-	skip_all "tmux cannot start a session"
-srv=$(tm display-message -p '#{pid}' 2>/dev/null)
-[ -n "$srv" ] && BG_PIDS+=("$srv")
-if ! wait_screen 20 '/READY\$/ { ok = 1 } END { exit !ok }'; then
+tmux_start big 120 12
+case $? in
+2) skip_all "tmux cannot start a session" ;;
+1)
 	fail_rest bigread.progress bigread.progress_cleared bigread.no_progress_same_tty \
-		"the shell in tmux did not start: $(describe_screen)"
+		"the shell in tmux did not start: $(describe_screen tail 6)"
 	finish
-fi
+	;;
+esac
 
 # stdout into a FIFO that is drained only once the progress line is on
 # screen: kmemsnoop waits on its output meanwhile, its line on the screen.
@@ -240,10 +151,10 @@ exec {GO_FD}<>"$WORK/go.fifo"
 BG_PIDS+=($!)
 tm send-keys -t big "clear; '$KMEMSNOOP' -i '$DIR' >'$WORK/out.fifo'; echo EXIT=\$?" Enter
 wait_screen 30 "$PROGRESS_LINE"' { ok = 1 } END { exit !ok }'
-check $? bigread.progress "no progress line on screen: $(describe_screen)"
+check $? bigread.progress "no progress line on screen: $(describe_screen tail 6)"
 echo go >&"$GO_FD"
 wait_screen 60 '/^EXIT=/ { rc = $0 } '"$PROGRESS_LINE"' { left = 1 } END { exit !(rc == "EXIT=0" && !left) }'
-check $? bigread.progress_cleared "at the end: $(describe_screen)"
+check $? bigread.progress_cleared "at the end: $(describe_screen tail 6)"
 
 # stdout on the terminal too: what reaches the terminal, all of it.
 tm pipe-pane -t big -o "cat >>'$WORK/pane.raw'"
@@ -252,6 +163,6 @@ wait_screen 60 '/^EXIT=/ { rc = $0 } END { exit !(rc == "EXIT=0") }'
 rc=$?
 tm pipe-pane -t big
 [ $rc -eq 0 ] && ! grep -q 'records/s' "$WORK/pane.raw"
-check $? bigread.no_progress_same_tty "$(grep -c 'records/s' "$WORK/pane.raw") progress line(s) among the table's: $(describe_screen)"
+check $? bigread.no_progress_same_tty "$(grep -c 'records/s' "$WORK/pane.raw") progress line(s) among the table's: $(describe_screen tail 6)"
 
 finish

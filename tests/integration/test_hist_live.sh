@@ -28,25 +28,7 @@ require_kmemsnoop
 require_workload
 command -v tmux >/dev/null || skip_all "tmux is not installed (tools/install-deps.sh installs it)"
 
-SOCK=kmemsnoop-test-$$
 SCREEN_TIMEOUT=${SCREEN_TIMEOUT:-60}
-tm() { tmux -L "$SOCK" "$@"; }
-
-# screen: the pane's text now.
-screen() { tm capture-pane -p -t live 2>/dev/null; }
-
-# wait_screen SECONDS AWK-CONDITION: poll the pane until the condition
-# (an awk program's END block may 'exit 0' for yes) holds.  Status 1 on
-# timeout; the last screen is in $WORK/screen.
-wait_screen() {
-	local end=$((SECONDS + $1))
-	while :; do
-		screen >"$WORK/screen"
-		awk "$2" "$WORK/screen" && return 0
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.2
-	done
-}
 
 # The live view's elements; "q: quit" ends the title bar at the pane's
 # right edge (COLS - 8, 1-based).
@@ -61,18 +43,14 @@ view_shown() { # COLS
 	END { exit !(title && totals && classes && bars && heat && tables) }'
 }
 
-describe_screen() {
-	sed -e 's/ *$//' "$WORK/screen" | grep . | head -n 12 | tr '\n' '|' | head -c 600
-}
-
-tm new-session -d -s live -x 120 -y 40 "env -u TMUX PS1='READY\$ ' bash --norc --noprofile -i" ||
-	skip_all "tmux cannot start a session"
-srv=$(tm display-message -p '#{pid}' 2>/dev/null)
-[ -n "$srv" ] && BG_PIDS+=("$srv")
-wait_screen 20 '/READY\$/ { ok = 1 } END { exit !ok }' || {
-	fail_rest "${TESTS[@]}" "the shell in tmux did not start: $(describe_screen)"
+tmux_start live 120 40
+case $? in
+2) skip_all "tmux cannot start a session" ;;
+1)
+	fail_rest "${TESTS[@]}" "the shell in tmux did not start: $(describe_screen head 12)"
 	finish
-}
+	;;
+esac
 
 # Something to show: allocations for as long as the test runs.
 "$WORKLOAD" noise 300 200 >/dev/null 2>&1 &
@@ -82,7 +60,7 @@ tm send-keys -t live "'$KMEMSNOOP' --hist 0.5; echo EXIT=\$?" Enter
 if view_shown 120; then
 	pass live.screen
 else
-	fail_rest "${TESTS[@]}" "the live view did not show within ${SCREEN_TIMEOUT}s: $(describe_screen)"
+	fail_rest "${TESTS[@]}" "the live view did not show within ${SCREEN_TIMEOUT}s: $(describe_screen head 12)"
 	finish
 fi
 
@@ -90,7 +68,7 @@ tm resize-window -t live -x 100 -y 30
 if view_shown 100 && [ "$(grep -c '' "$WORK/screen")" -eq 30 ]; then
 	pass live.resize
 else
-	fail live.resize "not redrawn for 100x30: $(describe_screen)"
+	fail live.resize "not redrawn for 100x30: $(describe_screen head 12)"
 fi
 
 tm resize-window -t live -x 40 -y 8
@@ -98,11 +76,11 @@ wait_screen 20 '/too small/ { ok = 1 } END { exit !ok }'
 small=$?
 tm resize-window -t live -x 120 -y 40
 [ $small -eq 0 ] && view_shown 120
-check $? live.too_small "at 40x8 and back at 120x40: $(describe_screen)"
+check $? live.too_small "at 40x8 and back at 120x40: $(describe_screen head 12)"
 
 tm send-keys -t live q
 wait_screen 30 '/^EXIT=/ { rc = $0 } END { exit !(rc == "EXIT=0") }'
-check $? live.quit "after q: $(describe_screen)"
+check $? live.quit "after q: $(describe_screen head 12)"
 
 # The view used the alternate screen: gone, the shell's lines are back.
 wait_screen 10 '
@@ -111,7 +89,7 @@ wait_screen 10 '
 /^kmemsnoop: [0-9]+ allocations \(/ { summary = 1 }
 /READY\$ *$/ { prompt = 1 }
 END { exit !(!view && tracing && summary && prompt) }'
-check $? live.restored "the shell's screen is not back: $(describe_screen)"
+check $? live.restored "the shell's screen is not back: $(describe_screen head 12)"
 
 tm send-keys -t live "clear; '$KMEMSNOOP' --hist 0.5; echo EXIT=\$?" Enter
 if view_shown 120; then
@@ -120,9 +98,9 @@ if view_shown 120; then
 	/^EXIT=/ { rc = $0 }
 	/CALL SITE|newest right|q: quit/ { view = 1 }
 	END { exit !(rc == "EXIT=0" && !view) }'
-	check $? live.ctrl_c "after Ctrl-C: $(describe_screen)"
+	check $? live.ctrl_c "after Ctrl-C: $(describe_screen head 12)"
 else
-	fail live.ctrl_c "the second live view did not show: $(describe_screen)"
+	fail live.ctrl_c "the second live view did not show: $(describe_screen head 12)"
 fi
 
 tm kill-server 2>/dev/null
