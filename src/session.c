@@ -335,8 +335,10 @@ static int choose_programs(struct session *s)
 
 	bpf_object__for_each_program(prog, s->skel->obj)
 		bpf_program__set_autoload(prog, false);
-	if (s->wants.heartbeats)
+	if (s->wants.heartbeats) {
 		bpf_program__set_autoload(session_heartbeat_prog(s), true);
+		bpf_program__set_autoload(s->skel->progs.cpu_going_down, true);
+	}
 	for (int src = 0; src < SRC_COUNT; src++) {
 		if (!session_source_wanted(s, src))
 			continue;
@@ -493,9 +495,32 @@ static const char *prog_kind(const struct session *s, enum kmt_source src)
 	return s->raw_tp ? "raw_tp" : "tp_btf";
 }
 
+/*
+ * The hotplug states a CPU going offline runs itself: it copies what it
+ * staged into its ring there, since nothing can run the heartbeat on it
+ * until it is back, and the reader does not wait for an offline CPU.
+ * Without them (no CONFIG_HOTPLUG_CPU) no CPU goes offline: said with -v.
+ */
+static void attach_hotplug(struct session *s)
+{
+	static const char *const tracepoints[] = { "cpuhp_enter", "cpuhp_exit" };
+
+	if (!s->wants.heartbeats)
+		return;
+	for (int i = 0; i < 2; i++) {
+		s->hotplug_links[i] = bpf_program__attach_raw_tracepoint(s->skel->progs.cpu_going_down,
+									 tracepoints[i]);
+		if (!s->hotplug_links[i] && s->env->verbose)
+			fprintf(stderr, "kmemsnoop: no %s tracepoint (%s): what a CPU going offline "
+					"staged is printed once it is back\n",
+				tracepoints[i], strerror(errno));
+	}
+}
+
 /* In table order: the task sources first. */
 static int attach_all(struct session *s)
 {
+	attach_hotplug(s);
 	for (int src = 0; src < SRC_COUNT; src++) {
 		struct bpf_program *nested;
 
@@ -519,6 +544,10 @@ static int attach_all(struct session *s)
 
 void session_detach_all(struct session *s)
 {
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(s->hotplug_links[i]);
+		s->hotplug_links[i] = NULL;
+	}
 	for (int src = 0; src < SRC_COUNT; src++) {
 		bpf_link__destroy(s->links[src]);
 		s->links[src] = NULL;

@@ -52,6 +52,9 @@ struct session {
 	/* Beside a classic program, the tp_btf one that takes the events it
 	 * skips while another runs on the CPU (kmemsnoop.bpf.c) */
 	struct bpf_link *nested_links[SRC_COUNT];
+	/* The staged stream: a CPU going offline copies its stage into its
+	 * ring (cpuhp_enter, cpuhp_exit). */
+	struct bpf_link *hotplug_links[2];
 	const char *funcs[SRC_COUNT];  /* fentry/fexit sources: the function chosen */
 	unsigned long long vmemmap_base;
 	unsigned long long linear_map; /* virtual address of physical 0; 0: not known */

@@ -1028,6 +1028,18 @@ KMT_NESTED_ENTRY_POINT(percpu_free_percpu, on_percpu_free)
 KMT_NESTED_ENTRY_POINT(alloc_vmap_area, on_alloc_vmap_area)
 KMT_NESTED_ENTRY_POINT(free_vmap_area_noflush, on_free_vmap_area)
 
+/* Attached to cpuhp_enter and cpuhp_exit (session.c), whose first
+ * argument is the CPU being brought up or down: on that CPU itself, in the
+ * states it runs on its way down, what it staged goes into its ring. */
+SEC("raw_tp") int cpu_going_down(__u64 *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if ((__u32)ctx[0] == cpu)
+		stage_flush(cpu);
+	return 0;
+}
+
 /* Not attached: run on each CPU by user space (stream.c). */
 SEC("raw_tp") int heartbeat(void *ctx) { return stream_heartbeat(true); }
 SEC("raw_tp") int heartbeatc(void *ctx) { return stream_heartbeat(false); }

@@ -295,7 +295,8 @@ static __always_inline __u64 record_time(const struct kmt_core *rec)
  * it, and 5.10 to 6.1 forget a spilled value's bound, and every byte of
  * stack counts against 512 in the bulk programs' chain of calls.  Until
  * it is set the record is being written, its time a moment ago: within
- * the time the reader waits for clocks (reorder.h).
+ * the time the reader waits for clocks (reorder.h), unless the run is
+ * preempted in between, which the reader learns from the CPU's writing.
  */
 static __always_inline void note_staged(struct kmt_cpu_counters *cc, const struct kmt_core *rec)
 {
@@ -478,6 +479,10 @@ static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 	ev->stages = all;
 	ev->stage_level = level;
 	ev->stage_size = size;
+	/* Before the record takes its time: the reader, which reads this
+	 * first, then either waits for the run or has read the ring after it. */
+	if (runs_preemptible && ev->cpu < KMT_MAX_CPUS)
+		__sync_fetch_and_add(&cpu_counters[ev->cpu].writing, 1);
 	return l->data + off;
 }
 
@@ -556,6 +561,8 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 		if (cpu < KMT_MAX_CPUS) {
 			cpu_counters[cpu].records++;
 			note_staged(&cpu_counters[cpu], rec);
+			if (runs_preemptible)
+				__sync_fetch_and_add(&cpu_counters[cpu].writing, -1);
 		}
 		stage_submit(ev, rec);
 		return;

@@ -16,16 +16,21 @@
 #                          allocations (one per open)
 #   timeorder.text_clean   exit 0, nothing lost, no line out of order said
 #                          on stderr
+#   timeorder.btf_*        the same with --prog-type=tp_btf, whose runs 7.x
+#                          preempts (auto chooses classic programs there),
+#                          lost events allowed: runs preempting one another
+#                          can take all three of a CPU's stage levels
 #   timeorder.json_*       the same with --json
 #
-# vmtest: in x86/newest: merging the CPUs' rings by time is user space; 7.x
-# is where preempted programs once reordered them.
+# vmtest: in x86/newest x86/newest+full: merging the CPUs' rings by time is
+# user space; 7.x is where preempted programs once reordered them.
 . "$(dirname "$0")/../lib.sh"
 
 PP_SIZE=200
 PP_COUNT=3000
 OC=2000
 TESTS=(timeorder.text_order timeorder.text_events timeorder.text_clean
+	timeorder.btf_order timeorder.btf_events timeorder.btf_clean
 	timeorder.json_order timeorder.json_events timeorder.json_clean)
 
 require_root
@@ -88,9 +93,11 @@ run() {
 	return 0
 }
 
-# The text: rows of ev_table, in the order of the output.
-if run text; then
-	ev_table "$(ks_out text)" >"$WORK/text.tab"
+# check_lines ID: the order and the events of run ID's text lines (the
+# rows of ev_table, in the order of the output).
+check_lines() {
+	local id=$1 bad n na nf nn why misses
+	ev_table "$(ks_out "$id")" >"$WORK/$id.tab"
 	# A kfree whose kmalloc the programs missed has no kmalloc before it:
 	# only kfrees beyond the missing kmallocs are out of order.
 	bad=$(awk -F'\t' -v want=$PP_COUNT '
@@ -107,24 +114,34 @@ if run text; then
 		if (back) printf "%d timestamps go backwards (first %s); ", back, ex
 		if (early > want - allocs)
 			printf "%d free_msg kfrees before their load_msg kmalloc (%d kmallocs missing)", early, want - allocs
-	}' "$WORK/text.tab")
-	n=$(wc -l <"$WORK/text.tab")
+	}' "$WORK/$id.tab")
+	n=$(wc -l <"$WORK/$id.tab")
 	[ -z "$bad" ] && [ "$n" -gt 0 ]
-	check $? timeorder.text_order "${bad:-no event lines}" "$(ks_out text)"
-	na=$(ev_count "$WORK/text.tab" '$5 == "kmalloc" && $6 ~ /^load_msg\+/')
-	nf=$(ev_count "$WORK/text.tab" '$5 == "kfree" && $6 ~ /^free_msg\+/')
-	nn=$(ev_count "$WORK/text.tab" "$FILP_ALLOC")
+	check $? timeorder.${id}_order "${bad:-no event lines}" "$(ks_out "$id")"
+	na=$(ev_count "$WORK/$id.tab" '$5 == "kmalloc" && $6 ~ /^load_msg\+/')
+	nf=$(ev_count "$WORK/$id.tab" '$5 == "kfree" && $6 ~ /^free_msg\+/')
+	nn=$(ev_count "$WORK/$id.tab" "$FILP_ALLOC")
 	why="load_msg kmallocs $na, free_msg kfrees $nf (want $PP_COUNT each), filp allocations $nn (want $((2 * OC)))"
-	ks_final_misses text
-	misses=$(cat "$WORK/text.misses" 2>/dev/null || echo 0)
+	ks_final_misses "$id"
+	misses=$(cat "$WORK/$id.misses" 2>/dev/null || echo 0)
 	if [ "$na" -eq $PP_COUNT ] && [ "$nf" -eq $PP_COUNT ] && [ "$nn" -eq $((2 * OC)) ]; then
-		pass timeorder.text_events
+		pass timeorder.${id}_events
 	elif [ "$na" -le $PP_COUNT ] && [ "$nf" -le $PP_COUNT ] && [ "$nn" -le $((2 * OC)) ] &&
 		[ "$misses" -ge $((2 * PP_COUNT + 2 * OC - na - nf - nn)) ]; then
-		skip timeorder.text_events "$why, and the programs missed $misses events (a program already running on that CPU)"
+		skip timeorder.${id}_events "$why, and the programs missed $misses events (a program already running on that CPU)"
 	else
-		fail timeorder.text_events "$why"
+		fail timeorder.${id}_events "$why"
 	fi
+}
+
+if run text; then
+	check_lines text
+fi
+# Where the tracepoints run programs preemptibly (7.x), auto chooses
+# classic programs; tp_btf's runs can then be preempted between the
+# reservation of a record and the time the reader waits for.
+if KS_LOSS_OK=1 run btf --prog-type=tp_btf; then
+	check_lines btf
 fi
 
 if ! command -v python3 >/dev/null; then
