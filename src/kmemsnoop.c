@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* kmemsnoop: trace kernel memory allocations with BPF. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,15 +220,41 @@ static int check_cpu(const struct env *env)
 }
 
 /*
+ * Linux keeps a nice value per thread, and the thread that writes stdout
+ * (outwriter.h) is started before: left at 0, it fell behind a busy
+ * machine's allocating tasks and the rings filled.  Every thread of the
+ * process gets it; 0 or the first error.
+ */
+static int set_threads_priority(int nice)
+{
+	DIR *tasks = opendir("/proc/self/task");
+	struct dirent *d;
+	int err = 0;
+
+	if (!tasks)
+		return setpriority(PRIO_PROCESS, 0, nice) ? errno : 0;
+	while ((d = readdir(tasks))) {
+		int tid = atoi(d->d_name);
+
+		if (tid > 0 && setpriority(PRIO_PROCESS, tid, nice) && !err)
+			err = errno;
+	}
+	closedir(tasks);
+	return err;
+}
+
+/*
  * Not fatal: a tracer that keeps its priority still works.  Only an explicit
  * --nice is worth a warning; the default needs CAP_SYS_NICE, which a
  * CAP_BPF + CAP_PERFMON setup may not have.
  */
 static void set_priority(const struct env *env)
 {
-	if (setpriority(PRIO_PROCESS, 0, env->nice) && env->nice_given)
+	int err = set_threads_priority(env->nice);
+
+	if (err && env->nice_given)
 		fprintf(stderr, "kmemsnoop: warning: cannot set --nice %d: %s\n", env->nice,
-			strerror(errno));
+			strerror(err));
 }
 
 /* Lines of text or JSON, -i's or the live stream's, into a file or a
