@@ -97,6 +97,24 @@ static inline bool kmt_is_memory_event(const struct kmt_event *ev)
 	return ev->event_id <= KMT_EVENT_FREE;
 }
 
+/* Events passed on after a later one: what a reader sees out of time order.
+ * Records that describe or beat are left out (a held task record may come
+ * after an event it precedes in the ring, and no line shows it). */
+struct kmt_order_count {
+	unsigned long long last_ts;
+	unsigned long long late;
+};
+
+static inline void kmt_order_note(struct kmt_order_count *o, const struct kmt_event *ev)
+{
+	if (!ev->has_time || !kmt_is_memory_event(ev))
+		return;
+	if (ev->timestamp < o->last_ts)
+		o->late++;
+	else
+		o->last_ts = ev->timestamp;
+}
+
 static inline bool kmt_is_task_record(const struct kmt_event *ev)
 {
 	return ev->event_id == KMT_EVENT_TASK;

@@ -35,6 +35,7 @@ struct stat_sink {
 	struct cachetab *caches;
 	struct tasktab *tasks; /* both applied in time order */
 	struct kmt_event decoded; /* the record being counted */
+	struct kmt_order_count order;
 	unsigned long long reports;
 	bool json; /* --json: one object per report */
 };
@@ -62,6 +63,7 @@ static int add(struct stat_sink *ss, struct kmt_event *ev, int cpu)
 {
 	if (!cachetab_apply(ss->caches, ev) || !tasktab_apply(ss->tasks, ev))
 		return 0;
+	kmt_order_note(&ss->order, ev);
 	return count(ss, ev, cpu);
 }
 
@@ -128,7 +130,7 @@ static int stat_end(struct sink *sk, const struct sink_losses *lost)
 	if (!ss->held)
 		return 0;
 	ret = held_status(ss, reorder_flush(ss->held));
-	sk->out_of_order = reorder_out_of_order(ss->held);
+	sk->out_of_order = ss->order.late;
 	return ret;
 }
 

@@ -25,10 +25,7 @@ struct order_sink {
 	struct cachetab *caches;
 	struct tasktab *tasks; /* applied in time order across CPUs */
 	struct kmt_event decoded; /* the record being passed on */
-	/* The events (not the records that describe or beat) passed on
-	 * after a later one: what a reader sees out of order. */
-	unsigned long long last_event_ts;
-	unsigned long long events_out_of_order;
+	struct kmt_order_count order;
 };
 
 static struct order_sink *order_of(struct sink *sk)
@@ -54,12 +51,7 @@ static int pass_on(struct order_sink *os, struct kmt_event *ev, int cpu)
 {
 	if (!cachetab_apply(os->caches, ev) || !tasktab_apply(os->tasks, ev))
 		return 0; /* a record that describes: its names are taken */
-	if (ev->event_id <= KMT_EVENT_FREE) {
-		if (ev->timestamp < os->last_event_ts)
-			os->events_out_of_order++;
-		else
-			os->last_event_ts = ev->timestamp;
-	}
+	kmt_order_note(&os->order, ev);
 	return os->inner->ops->record(os->inner, cpu, NULL, 0, ev);
 }
 
@@ -119,7 +111,7 @@ static int order_end(struct sink *sk, const struct sink_losses *lost)
 	struct order_sink *os = order_of(sk);
 	int ret = inner_status(os, reorder_flush(os->held));
 
-	sk->out_of_order = os->events_out_of_order;
+	sk->out_of_order = os->order.late;
 	sk->undecodable += os->inner->undecodable;
 	os->inner->undecodable = 0;
 	if (ret)
