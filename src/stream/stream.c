@@ -395,24 +395,6 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 	w->linear_map |= env->stat || env->output_dir;
 }
 
-/*
- * Records a CPU writes before it wakes the reader.  -o writes what a
- * wakeup brings in one go, and a quarter of the ring is a large write.
- * Lines cost ~300 ns each to hold and format: a quarter of an 8 MiB ring
- * on each of 2 CPUs busy allocating took ~40 ms while the CPUs went on
- * writing, and a stall of the reader then had only 40 ms before the rings
- * were full (lost, now and then, in runs of bench/busytext.sh).  A
- * thirty-second keeps a round under 10 ms and the ring's room for a stall
- * over 100 ms, for a few hundred wakeups a second.
- */
-static __u64 wakeup_records(const struct stream *st, const struct env *env)
-{
-	unsigned int part = env->output_dir ? 4 : 32;
-	__u64 n = st->ring_size / part / sizeof(struct kmt_rec_kmalloc);
-
-	return n ? n : 1;
-}
-
 static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 {
 	const struct session *s = m->session;
@@ -421,7 +403,8 @@ static void stream_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	skel->rodata->do_stream = true;
 	skel->rodata->stage_records = true;
 	skel->rodata->filtered_free_classes = stream_classes(s->env);
-	skel->rodata->wakeup_records = wakeup_records(st, s->env);
+	/* A wakeup when about a quarter of the ring has filled. */
+	skel->rodata->wakeup_records = st->ring_size / 4 / sizeof(struct kmt_rec_kmalloc);
 	/* The inner template's size does not matter: the kernel does not
 	 * compare ring sizes of map-in-map values, so the rings made in
 	 * create_rings() can have any. */
