@@ -16,10 +16,17 @@ char *json_escape(char *dst, const char *s, size_t n)
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
 
-	for (; p < end; p++) {
-		if (json_plain(*p)) {
-			*dst++ = (char)*p;
-		} else if (*p == '"' || *p == '\\') {
+	while (p < end) {
+		const unsigned char *run = p;
+
+		/* Names are nearly always plain: copied a run at a time. */
+		while (p < end && json_plain(*p))
+			p++;
+		memcpy(dst, run, p - run);
+		dst += p - run;
+		if (p == end)
+			break;
+		if (*p == '"' || *p == '\\') {
 			*dst++ = '\\';
 			*dst++ = (char)*p;
 		} else {
@@ -28,6 +35,7 @@ char *json_escape(char *dst, const char *s, size_t n)
 			dst[5] = hex[*p & 15];
 			dst += 6;
 		}
+		p++;
 	}
 	return dst;
 }

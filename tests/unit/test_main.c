@@ -15,6 +15,7 @@
 	X(env)         \
 	X(gfp)         \
 	X(hist)        \
+	X(json)        \
 	X(ksyms)        \
 	X(kstat)       \
 	X(memcg)       \
