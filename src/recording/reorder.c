@@ -75,8 +75,6 @@ struct reorder {
 	int *pos;  /* each queue's index in heap, -1 when empty */
 	int nheap;
 	uint32_t arrivals;
-	uint64_t last_ts; /* of the last record emitted */
-	unsigned long long out_of_order;
 	reorder_emit_fn emit;
 	void *ctx;
 	const struct reorder_lender *lender;
@@ -267,10 +265,6 @@ static int emit_oldest_to(struct reorder *r, reorder_emit_fn emit)
 		}
 	}
 	r->held--;
-	if (k.ts < r->last_ts)
-		r->out_of_order++;
-	else
-		r->last_ts = k.ts;
 	/* A slot is not overwritten before the next push. */
 	if (k.where == IN_SLOT)
 		r->free[r->nfree++] = (uint32_t)((const struct slot *)k.data - r->slots);
@@ -451,9 +445,4 @@ int reorder_flush(struct reorder *r)
 size_t reorder_held(const struct reorder *r)
 {
 	return r->held;
-}
-
-unsigned long long reorder_out_of_order(const struct reorder *r)
-{
-	return r->out_of_order;
 }

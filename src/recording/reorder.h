@@ -81,8 +81,5 @@ int reorder_sync(struct reorder *r, unsigned long long read_ns);
 int reorder_flush(struct reorder *r);
 
 size_t reorder_held(const struct reorder *r);
-/* Records emitted with an earlier time than one emitted before them: the
- * cap was reached, or a record came later than the margin. */
-unsigned long long reorder_out_of_order(const struct reorder *r);
 
 #endif

@@ -61,7 +61,7 @@ struct sink {
 	const struct sink_ops *ops;
 	char err[512];
 	unsigned long long undecodable; /* records a text sink could not decode */
-	unsigned long long out_of_order; /* records given on before an earlier one (reorder.h) */
+	unsigned long long out_of_order; /* events given on after a later one (kmt_order_note) */
 	/* Set by the caller when it can lend records (give_back NULL: it
 	 * cannot), before begin(). */
 	struct reorder_lender lender;

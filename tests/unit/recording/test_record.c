@@ -749,6 +749,40 @@ static void test_staged_block(struct unit *u)
 	unit_end(&c);
 }
 
+/* Events out of time order as a reader counts them: only allocations and
+ * frees with a time; a record that describes or beats never counts, nor
+ * moves the time an event is compared with. */
+static void test_order_count(struct unit *u)
+{
+	static const struct {
+		__u8 event_id;
+		bool has_time;
+		unsigned long long ts;
+	} seen[] = {
+		{ KMT_EVENT_ALLOC, true, 10 },   { KMT_EVENT_FREE, true, 30 },
+		{ KMT_EVENT_TASK, true, 5 },     { KMT_EVENT_HEARTBEAT, true, 100 },
+		{ KMT_EVENT_ALLOC, true, 20 },   /* late: after 30 */
+		{ KMT_EVENT_FREE, false, 0 },    /* no time: not compared */
+		{ KMT_EVENT_ALLOC, true, 30 },   /* equal: in order */
+		{ KMT_EVENT_FREE, true, 25 },    /* late again */
+		{ KMT_EVENT_CACHE, true, 1 },
+	};
+	struct kmt_order_count order = { 0 };
+	struct unit_case c;
+
+	unit_begin(&c, u, "record_order_count");
+	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]); i++) {
+		struct kmt_event ev = { .event_id = seen[i].event_id,
+					.has_time = seen[i].has_time,
+					.timestamp = seen[i].ts };
+
+		kmt_order_note(&order, &ev);
+	}
+	CHECK_U64(&c, order.late, 2);
+	CHECK_U64(&c, order.last_ts, 30);
+	unit_end(&c);
+}
+
 void test_record(struct unit *u)
 {
 	test_task_records(u);
@@ -766,4 +800,5 @@ void test_record(struct unit *u)
 	test_record_time(u);
 	test_seq_wraparound(u);
 	test_pfn_pick_base(u);
+	test_order_count(u);
 }
