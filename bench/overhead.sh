@@ -147,11 +147,11 @@ ftrace_events() {
 }
 
 # The kernel's own event stream, read as text through trace_pipe, with a
-# per-CPU buffer as large as kmemsnoop's ring (8 MiB).
+# per-CPU buffer as large as kmemsnoop's default ring (16 MiB).
 start_ftrace() {
 	local inst=$TRACEFS/instances/kmsbench
 	mkdir -p "$inst" || return 1
-	echo 8192 >"$inst/buffer_size_kb"
+	echo 16384 >"$inst/buffer_size_kb"
 	ftrace_events 1
 	cat "$inst/trace_pipe" >"$tmp/ftrace.out" &
 	PID=$!

@@ -576,8 +576,8 @@ const struct opt_spec env_options[] = {
 	{ "duration", 'd', required_argument, "=SECONDS", GROUP_CONTROL,
 	  "stop after SECONDS (default: until Ctrl-C or SIGTERM)", opt_duration, 0 },
 	{ "buffer-size", 'b', required_argument, "=SIZE", GROUP_CONTROL,
-	  "ring buffer per CPU, a power of two >= 64K, K/M/G suffixes allowed (default 8M, "
-	  "less on machines of more than 32 CPUs: the largest power of two that keeps all the "
+	  "ring buffer per CPU, a power of two >= 64K, K/M/G suffixes allowed (default 16M, "
+	  "less on machines of more than 16 CPUs: the largest power of two that keeps all the "
 	  "rings within 256M, e.g. 512K each on 384 CPUs); "
 	  "records that find it full are lost and counted (streaming only: --allocinfo and "
 	  "--hist have no ring buffer)", opt_buffer_size, FLAG(ring_size_set) },

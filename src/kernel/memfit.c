@@ -16,7 +16,7 @@
  * itself allocates once running (the readers' tables and buffers).  The
  * need is the maps and the larger of the two.  Measured on 6.18 x86-64
  * (cgroup v1) as the peak usage less the usage at the check: 17 MiB for
- * the default run (16 MiB of rings), 131 MiB with -b 64M, 16 MiB for
+ * a run of 16 MiB of rings (-b 8M), 131 MiB with -b 64M, 16 MiB for
  * --hist, 87 MiB for --allocinfo (67 MiB of maps), 42 MiB for --stat.
  */
 #define LOADING_BYTES (16ULL << 20)

@@ -7,7 +7,7 @@
 # each) is traced with -p in every mode:
 #   cpus.start        kmemsnoop starts (the time it took is printed)
 #   cpus.ring_memory  one ring map per possible CPU (/proc/PID/fdinfo), each
-#                     of the budget's default size (8M while all fit in
+#                     of the budget's default size (16M while all fit in
 #                     256M, else the largest power of two that does), all
 #                     of them within 256M (the figures and kmemsnoop's RSS
 #                     are printed)
@@ -41,7 +41,7 @@ TESTS=(cpus.start cpus.ring_memory cpus.map_memory cpus.stream cpus.output cpus.
 MIN_CPUS=${CPUS_TEST_MIN:-16} # lower only to try the script on a small machine
 SIZE=200
 COUNT=30
-RING_PER_CPU=$((8 << 20))
+RING_PER_CPU=$((16 << 20))
 RINGS_TOTAL=$((256 << 20))
 RING_MIN=$((64 << 10))
 MAX_LOSS_LINES=8
