@@ -348,11 +348,11 @@ struct stage_span {
  */
 __noinline int stage_flush(__u32 cpu)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP, events = 0, bytes = 0, tasks = 0;
+	__u64 flags, events = 0, bytes = 0, tasks = 0;
 	struct kmt_cpu_counters *cc;
 	struct kmt_loss *lost;
 	struct stages *all;
-	bool gone = false, flags_taken = false;
+	bool gone = false;
 	void *ring;
 
 	if (cpu >= KMT_MAX_CPUS)
@@ -370,6 +370,7 @@ __noinline int stage_flush(__u32 cpu)
 	if (!stage_claim(&all->flushing))
 		return 0;
 	ring = bpf_map_lookup_elem(&rings, &cpu);
+	flags = wakeup_flags(cc);
 	for (int i = 0; i < STAGE_LEVELS; i++) {
 		struct stage_level *l = &all->level[i];
 		struct stage_span span;
@@ -392,13 +393,6 @@ __noinline int stage_flush(__u32 cpu)
 			span.start = STAGE_END;
 		barrier_var(n);
 		barrier_var(span.start);
-		/* Taken with the first block copied: a flush of empty levels
-		 * (a heartbeat's) would reset the count and raise nothing, and
-		 * the reader would wait for the next quarter ring. */
-		if (n && !flags_taken) {
-			flags = wakeup_flags(cc);
-			flags_taken = true;
-		}
 		if (n && (gone || !ring || bpf_ringbuf_output(ring, l->data + span.start, n, flags))) {
 			gone = true;
 			events += span.events;
