@@ -2,8 +2,8 @@
 /*
  * The default ring size: 16 MiB per CPU is what a small machine whose
  * CPUs all allocate needs, but 6 GiB of locked kernel memory on a 384-CPU
- * server, where each CPU sees a small share of the load anyway.  So the rings together stay within a
- * budget, halving each CPU's until they fit.
+ * server, where each CPU sees a small share of the load anyway.  So the
+ * rings together stay within a budget, halving each CPU's until they fit.
  */
 #include "budget.h"
 

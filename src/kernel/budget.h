@@ -11,10 +11,10 @@
 /* The ring buffer of one CPU: this much while all the rings fit in
  * BUDGET_RINGS_TOTAL, else the largest power of two that does (and never
  * below BUDGET_RING_MIN, -b's smallest size).  16M rather than 8M: with
- * both CPUs of a 2-CPU machine allocating (1.6 M events/s), the live text
- * into a file lost a burst in about one run of five at 8M, and in none of
- * twenty at 16M (bench/busytext.sh): the consumer shares those CPUs, and
- * the rings carry it over its slow stretches. */
+ * both CPUs of a 2-CPU machine allocating (up to 1.9 M events/s), the live
+ * stream lost a burst in 5 runs of 40 at 8M and in 3 of 80 at 16M, the
+ * text in none of those (bench/busytext.sh): the reader shares those CPUs,
+ * and the rings carry it over its slow stretches. */
 #define BUDGET_RING_PER_CPU (16ULL << 20)
 #define BUDGET_RINGS_TOTAL (256ULL << 20)
 #define BUDGET_RING_MIN (64ULL << 10)
