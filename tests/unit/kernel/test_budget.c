@@ -15,8 +15,9 @@ struct ring_case {
 /* 16M while 16M x CPUs fits in 256M, then halved until it fits. */
 static const struct ring_case ring_cases[] = {
 	{ 1, 16ULL << 20 },   { 2, 16ULL << 20 },   { 16, 16ULL << 20 },
-	{ 17, 8ULL << 20 },   { 32, 8ULL << 20 },   { 33, 4ULL << 20 },   { 64, 4ULL << 20 },   { 65, 2ULL << 20 },
-	{ 128, 2ULL << 20 },  { 384, 512ULL << 10 }, { 512, 512ULL << 10 },
+	{ 17, 8ULL << 20 },   { 32, 8ULL << 20 },   { 33, 4ULL << 20 },
+	{ 64, 4ULL << 20 },   { 65, 2ULL << 20 },   { 128, 2ULL << 20 },
+	{ 384, 512ULL << 10 }, { 512, 512ULL << 10 },
 	{ 1024, 256ULL << 10 }, { 4096, 64ULL << 10 }, { 100000, 64ULL << 10 },
 	{ 0, 16ULL << 20 },   { -1, 16ULL << 20 },
 };
