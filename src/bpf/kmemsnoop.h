@@ -209,13 +209,7 @@ struct kmt_cpu_counters {
 	 * written (bpf_ktime_get_ns; 0: none): the live stream waits for it
 	 * before it prints what the other CPUs wrote later. */
 	__u64 staged_since;
-	/* Where runs are preempted (runs_preemptible): runs between their
-	 * reservation of a staged record and its staged_since, whose record
-	 * may be older than anything that time says, however long a run
-	 * waits preempted.  The reader waits for them. */
-	__u32 writing;
-	__u32 pad32;
-	__u64 pad[2];
+	__u64 pad[3];
 } __attribute__((aligned(64)));
 
 #define KMT_MAX_CPUS 1024

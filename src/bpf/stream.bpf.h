@@ -242,14 +242,14 @@ extern void bpf_preempt_disable(void) __ksym __weak;
 extern void bpf_preempt_enable(void) __ksym __weak;
 
 /*
- * Takes a level (or the flush) for this run: true when it was free.  Only
- * an interrupt can come between the look and the store, and it gives the
- * level back before this run goes on.  Where runs are preempted (7.x: the
- * tp_btf, raw_tp and fentry programs) preemption stays off from the look
- * until the release: a run preempted while it held a level left the CPU's
- * other runs only the levels above until it ran again, and what did not
- * fit there was lost (hundreds of events in a 7.2 VM under the timeorder
- * test's load).
+ * Where runs are preempted (7.x: the tp_btf, raw_tp and fentry programs),
+ * a run keeps preemption off while it holds a stage level or the flush: a
+ * run preempted while it held a level left the CPU's other runs only the
+ * levels above until it ran again, and what did not fit there was lost
+ * (hundreds of events a run under the timeorder test's load on 7.2).  So
+ * only an interrupt can come between a look at a flag and its store, as
+ * on every kernel before, and it gives the flag back before this run goes
+ * on.
  */
 static __always_inline void hold_cpu(void)
 {
@@ -263,22 +263,35 @@ static __always_inline void let_cpu_go(void)
 		bpf_preempt_enable();
 }
 
-static __always_inline bool stage_claim(__u32 *flag)
+/* The flag alone, where this run holds the CPU already (a flush). */
+static __always_inline bool take_flag(__u32 *flag)
 {
-	hold_cpu();
-	if (*flag) {
-		let_cpu_go();
+	if (*flag)
 		return false;
-	}
 	*flag = 1;
 	barrier();
 	return true;
 }
 
-static __always_inline void stage_release(__u32 *flag)
+static __always_inline void drop_flag(__u32 *flag)
 {
 	barrier();
 	*flag = 0;
+}
+
+/* Takes a level (or the flush) for this run: true when it was free. */
+static __always_inline bool stage_claim(__u32 *flag)
+{
+	hold_cpu();
+	if (take_flag(flag))
+		return true;
+	let_cpu_go();
+	return false;
+}
+
+static __always_inline void stage_release(__u32 *flag)
+{
+	drop_flag(flag);
 	let_cpu_go();
 }
 
@@ -305,8 +318,9 @@ static __always_inline __u64 record_time(const struct kmt_core *rec)
  * it, and 5.10 to 6.1 forget a spilled value's bound, and every byte of
  * stack counts against 512 in the bulk programs' chain of calls.  Until
  * it is set the record is being written, its time a moment ago: within
- * the time the reader waits for clocks (reorder.h), unless the run is
- * preempted in between, which the reader learns from the CPU's writing.
+ * the time the reader waits for clocks (reorder.h): the level is held
+ * from before the time is taken until after this, and with it the CPU
+ * (stage_claim()), so only an interrupt can come between.
  */
 static __always_inline void note_staged(struct kmt_cpu_counters *cc, const struct kmt_core *rec)
 {
@@ -323,8 +337,8 @@ static __always_inline bool stages_empty(const struct stages *all)
 }
 
 /*
- * After a flush: nothing staged is left, unless a level was taken (a
- * preempted run on 7.x) or a run that interrupted this one staged since;
+ * After a flush: nothing staged is left, unless a run that interrupted
+ * this one took a level or staged since;
  * then the time stays, older than what is left.  Cleared, then looked at
  * again: a record staged between the two looks found a time set and set
  * none; 1 then, older than any record, until the next flush, which the
@@ -386,14 +400,14 @@ __noinline int stage_flush(__u32 cpu)
 		struct stage_span span;
 		__u32 n;
 
-		/* Taken since the look above by a run that preempted this
+		/* Taken since the look above by a run that interrupted this
 		 * one: it copies once done; the levels above wait, in order. */
-		if (!stage_claim(&l->busy))
+		if (!take_flag(&l->busy))
 			break;
 		span = (struct stage_span){ l->start, l->len, l->events - l->taken_events,
 					    l->event_bytes - l->taken_event_bytes,
 					    l->tasks - l->taken_tasks };
-		stage_release(&l->busy);
+		drop_flag(&l->busy);
 		n = span.start < span.len ? span.len - span.start : 0;
 		/* Clamped where they cannot be larger, each in the register
 		 * passed: the verifier bounds the copy by them. */
@@ -416,16 +430,16 @@ __noinline int stage_flush(__u32 cpu)
 		l->start = span.len;
 		barrier();
 		/* Back to the beginning when nothing was staged meanwhile,
-		 * holding the level.  A preempted writer holding it: a later
-		 * flush copies from start, and the levels above wait for what
-		 * it writes (their events may refer to its task record). */
-		if (!stage_claim(&l->busy))
+		 * holding the level.  A writer holding it: a later flush
+		 * copies from start, and the levels above wait for what it
+		 * writes (their events may refer to its task record). */
+		if (!take_flag(&l->busy))
 			break;
 		if (l->len == span.len) {
 			l->start = 0;
 			l->len = 0;
 		}
-		stage_release(&l->busy);
+		drop_flag(&l->busy);
 	}
 	note_flushed(cc, all);
 	stage_release(&all->flushing);
@@ -456,30 +470,39 @@ static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 
 	if (!all || size > STAGE_RECORD_MAX)
 		return NULL;
+	hold_cpu(); /* until stage_submit() gives the level back */
 	for (int i = 0; i < STAGE_LEVELS; i++) {
 		struct stage_level *at = &all->level[i];
 
 		if (at->busy)
 			continue;
-		if (at->len >= STAGE_BLOCK)
-			stage_flush(ev->cpu); /* left full while a level below was busy */
+		if (at->len >= STAGE_BLOCK) {
+			/* Left full while a level below was busy.  The flush
+			 * holds the CPU itself: not called holding it, which
+			 * some verifiers refuse. */
+			let_cpu_go();
+			stage_flush(ev->cpu);
+			hold_cpu();
+		}
 		/* Taken before its length is read: a program interrupting this
 		 * one in between writes elsewhere. */
-		if (!stage_claim(&at->busy))
+		if (!take_flag(&at->busy))
 			continue;
 		if (at->len >= STAGE_BLOCK) {
-			stage_release(&at->busy); /* still full: a level below is busy */
+			drop_flag(&at->busy); /* still full: a level below is busy */
 			continue;
 		}
 		at->index = i;
 		l = at;
 		break;
 	}
-	if (!l)
+	if (!l) {
+		let_cpu_go();
 		return NULL;
+	}
 	level = *(volatile __u32 *)&l->index;
 	if (level >= STAGE_LEVELS) {
-		stage_release(&l->busy); /* never: only this run writes the index of the level it holds */
+		let_cpu_go(); /* never: only this run writes the index of the level it holds */
 		return NULL;
 	}
 	l = &all->level[level];
@@ -491,10 +514,6 @@ static __always_inline void *stage_reserve(struct event_ctx *ev, __u32 size)
 	ev->stages = all;
 	ev->stage_level = level;
 	ev->stage_size = size;
-	/* Before the record takes its time: the reader, which reads this
-	 * first, then either waits for the run or has read the ring after it. */
-	if (runs_preemptible && ev->cpu < KMT_MAX_CPUS)
-		__sync_fetch_and_add(&cpu_counters[ev->cpu].writing, 1);
 	return l->data + off;
 }
 
@@ -506,6 +525,7 @@ static __always_inline void stage_submit(struct event_ctx *ev, const struct kmt_
 	__u32 level = ev->stage_level, next = level + 1;
 	struct stages *all = ev->stages;
 	struct stage_level *l;
+	bool flush;
 
 	if (level >= STAGE_LEVELS) {
 		let_cpu_go(); /* never: stage_reserve() gave a level below */
@@ -519,11 +539,15 @@ static __always_inline void stage_submit(struct event_ctx *ev, const struct kmt_
 		l->tasks++;
 	}
 	l->len += ev->stage_size;
-	stage_release(&l->busy);
-	barrier();
 	if (level && ev->cpu < KMT_MAX_CPUS)
 		__sync_fetch_and_add(&cpu_counters[ev->cpu].nested, 1);
-	if (l->len >= STAGE_BLOCK || (next < STAGE_LEVELS && all->level[next].len))
+	/* Decided while the level is held, so that little lives across the
+	 * release's call (7.x): the bulk programs' chain of calls has no
+	 * stack to spare.  A run that interrupts after the release finds
+	 * the level full itself. */
+	flush = l->len >= STAGE_BLOCK || (next < STAGE_LEVELS && all->level[next].len);
+	stage_release(&l->busy);
+	if (flush)
 		stage_flush(ev->cpu);
 }
 
@@ -575,8 +599,6 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 		if (cpu < KMT_MAX_CPUS) {
 			cpu_counters[cpu].records++;
 			note_staged(&cpu_counters[cpu], rec);
-			if (runs_preemptible)
-				__sync_fetch_and_add(&cpu_counters[cpu].writing, -1);
 		}
 		stage_submit(ev, rec);
 		return;

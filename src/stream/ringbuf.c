@@ -311,7 +311,7 @@ int ring_reader_consume(struct ring_reader *rr)
 		 * been read, unless the read stopped at one still being
 		 * written, whose time may be earlier than now, or one is
 		 * still pending. */
-		if (end == RING_AT_PRODUCER && pending != RING_PENDING_UNKNOWN)
+		if (end == RING_AT_PRODUCER)
 			rr->rings[i].read_until = pending && pending < now ? pending : now;
 		else if (end == RING_AT_LIMIT)
 			rr->undrained = true;

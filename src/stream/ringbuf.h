@@ -24,9 +24,6 @@ typedef int (*ring_record_fn)(void *ctx, int ring, const void *data, size_t size
  * later than the time this gives.
  */
 typedef unsigned long long (*ring_pending_fn)(void *ctx, int ring);
-/* A record is being written whose time cannot be known yet: the ring's
- * time stays where it was, as at a record still being written (BUSY). */
-#define RING_PENDING_UNKNOWN (~0ULL)
 
 /* Maps the rings (BPF_MAP_TYPE_RINGBUF fds, each ring_size bytes); pending
  * may be NULL (nothing is written anywhere else first).  NULL with errno
@@ -53,8 +50,7 @@ int ring_reader_consume(struct ring_reader *rr);
  * consume that stopped at a record still being written (BUSY), however
  * long ago it was reserved, leaves its ring's time where it was: its
  * writer takes the time after the reservation, so the record may be older
- * than the consume.  Nor past the pending time of a ring (ring_pending_fn),
- * nor further at all while it is RING_PENDING_UNKNOWN.
+ * than the consume.  Nor past the pending time of a ring (ring_pending_fn).
  * 0 until every ring has been read once.
  */
 unsigned long long ring_reader_read_until(const struct ring_reader *rr);

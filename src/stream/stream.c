@@ -263,17 +263,11 @@ static unsigned long long staged_since(const struct stream *st, int cpu)
 	return __atomic_load_n(&cpu_counters(st, cpu)->staged_since, __ATOMIC_ACQUIRE);
 }
 
-/* What a CPU's records wait for, read before its ring: runs preempted
- * between reserving a staged record and noting its time (which may be
- * older than the time noted by others), else the oldest staged record's
- * time.  Writing first: a run notes its time before it stops writing. */
+/* What a CPU's records wait for, read before its ring: the oldest staged
+ * record's time. */
 static unsigned long long on_pending(void *ctx, int cpu)
 {
-	const struct stream *st = ctx;
-
-	if (cpu < KMT_MAX_CPUS && __atomic_load_n(&cpu_counters(st, cpu)->writing, __ATOMIC_ACQUIRE))
-		return RING_PENDING_UNKNOWN;
-	return staged_since(st, cpu);
+	return staged_since(ctx, cpu);
 }
 
 /* stdout's buffer: glibc ignores setvbuf's size without one, and stdout is

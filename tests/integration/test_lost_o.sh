@@ -18,7 +18,7 @@
 # on once kmemsnoop does.  Its events after that must bear its name.
 #
 # vmtest: in x86/newest: a full BPF ring loses blocks alike on every kernel;
-# 7.x takes the stage levels with atomic adds.
+# 7.x holds a stage level with preemption off.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(lost_o.clean_stop lost_o.provoked lost_o.accounting lost_o.decoded_lines
