@@ -503,11 +503,12 @@ static const char *prog_kind(const struct session *s, enum kmt_source src)
  */
 static void attach_hotplug(struct session *s)
 {
-	static const char *const tracepoints[] = { "cpuhp_enter", "cpuhp_exit" };
+	static const char *const tracepoints[SESSION_HOTPLUG_LINKS] = { "cpuhp_enter",
+									"cpuhp_exit" };
 
 	if (!s->wants.heartbeats)
 		return;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < SESSION_HOTPLUG_LINKS; i++) {
 		s->hotplug_links[i] = bpf_program__attach_raw_tracepoint(s->skel->progs.cpu_going_down,
 									 tracepoints[i]);
 		if (!s->hotplug_links[i] && s->env->verbose)
@@ -544,7 +545,7 @@ static int attach_all(struct session *s)
 
 void session_detach_all(struct session *s)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < SESSION_HOTPLUG_LINKS; i++) {
 		bpf_link__destroy(s->hotplug_links[i]);
 		s->hotplug_links[i] = NULL;
 	}

@@ -31,6 +31,8 @@ struct kmemsnoop_bpf;
 struct bpf_link;
 
 #define SESSION_MAX_MODES 4
+/* cpuhp_enter and cpuhp_exit */
+#define SESSION_HOTPLUG_LINKS 2
 
 struct session {
 	/* What modes may read. */
@@ -54,7 +56,7 @@ struct session {
 	struct bpf_link *nested_links[SRC_COUNT];
 	/* The staged stream: a CPU going offline copies its stage into its
 	 * ring (cpuhp_enter, cpuhp_exit). */
-	struct bpf_link *hotplug_links[2];
+	struct bpf_link *hotplug_links[SESSION_HOTPLUG_LINKS];
 	const char *funcs[SRC_COUNT];  /* fentry/fexit sources: the function chosen */
 	unsigned long long vmemmap_base;
 	unsigned long long linear_map; /* virtual address of physical 0; 0: not known */
