@@ -394,7 +394,10 @@ __noinline int stage_flush(__u32 cpu)
 	if (!stage_claim(&all->flushing))
 		return 0;
 	ring = bpf_map_lookup_elem(&rings, &cpu);
-	flags = wakeup_flags(cc);
+	/* The count reset only once a block is copied with the wakeup: a
+	 * flush that copies nothing (a heartbeat's, of empty levels) raised
+	 * none, and the reader slept until wakeup_records more were written. */
+	flags = cc->records < wakeup_records ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP;
 	for (int i = 0; i < STAGE_LEVELS; i++) {
 		struct stage_level *l = &all->level[i];
 		struct stage_span span;
@@ -422,6 +425,9 @@ __noinline int stage_flush(__u32 cpu)
 			events += span.events;
 			bytes += span.event_bytes;
 			tasks += span.tasks;
+		} else if (n && flags == BPF_RB_FORCE_WAKEUP) {
+			cc->records = 0;
+			flags = BPF_RB_NO_WAKEUP;
 		}
 		/* Only a flush writes these: no claim needed. */
 		l->taken_events += span.events;
