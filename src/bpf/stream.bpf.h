@@ -320,7 +320,7 @@ static __always_inline __u64 record_time(const struct kmt_core *rec)
  * it is set the record is being written, its time a moment ago: within
  * the time the reader waits for clocks (reorder.h): the level is held
  * from before the time is taken until after this, and with it the CPU
- * (stage_claim()), so only an interrupt can come between.
+ * (stage_reserve(), hold_cpu()), so only an interrupt can come between.
  */
 static __always_inline void note_staged(struct kmt_cpu_counters *cc, const struct kmt_core *rec)
 {
