@@ -226,14 +226,20 @@ static __always_inline void forget_described(void)
 }
 
 /* A forced wakeup once wakeup_records records were written on the CPU
- * since the last (its count reset), else none: the submit of a record
- * and the copy of a staged block alike. */
+ * since the last, else none. */
+static __always_inline __u64 wakeup_due(const struct kmt_cpu_counters *cc)
+{
+	return cc->records < wakeup_records ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP;
+}
+
+/* The same, the count reset with the wakeup: the submit of a record. */
 static __always_inline __u64 wakeup_flags(struct kmt_cpu_counters *cc)
 {
-	if (cc->records < wakeup_records)
-		return BPF_RB_NO_WAKEUP;
-	cc->records = 0;
-	return BPF_RB_FORCE_WAKEUP;
+	__u64 flags = wakeup_due(cc);
+
+	if (flags == BPF_RB_FORCE_WAKEUP)
+		cc->records = 0;
+	return flags;
 }
 
 /* 6.10+ (fc7566ad0a82): called only where runs_preemptible (7.0+), on
@@ -279,7 +285,8 @@ static __always_inline void drop_flag(__u32 *flag)
 	*flag = 0;
 }
 
-/* Takes a level (or the flush) for this run: true when it was free. */
+/* Takes a flag and the CPU for this run: true when the flag was free (the
+ * flush's; a level is held from stage_reserve() to stage_submit()). */
 static __always_inline bool stage_claim(__u32 *flag)
 {
 	hold_cpu();
@@ -397,7 +404,7 @@ __noinline int stage_flush(__u32 cpu)
 	/* The count reset only once a block is copied with the wakeup: a
 	 * flush that copies nothing (a heartbeat's, of empty levels) raised
 	 * none, and the reader slept until wakeup_records more were written. */
-	flags = cc->records < wakeup_records ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP;
+	flags = wakeup_due(cc);
 	for (int i = 0; i < STAGE_LEVELS; i++) {
 		struct stage_level *l = &all->level[i];
 		struct stage_span span;
