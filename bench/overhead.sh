@@ -68,6 +68,12 @@ is_kmemsnoop_variant() {
 	return 1
 }
 
+# tracefs mounted where ftrace's variant needs it (a machine without
+# systemd has it nowhere).
+tracefs_ready() {
+	mountpoint -q "$TRACEFS" || mount -t tracefs nodev "$TRACEFS" 2>/dev/null
+}
+
 available_variants() {
 	local v=("untraced" "floor" "text" "binary")
 	has_mode allocinfo && v+=(allocinfo) || echo "bench: kmemsnoop has no --allocinfo yet" >&2
@@ -75,7 +81,7 @@ available_variants() {
 	"$KS" --hist --allocinfo -d 0.1 >/dev/null 2>&1 && v+=(both)
 	has_mode stat && v+=(stat)
 	has_mode stat-stream && v+=(statstream)
-	if mountpoint -q "$TRACEFS" || mount -t tracefs nodev "$TRACEFS" 2>/dev/null; then
+	if tracefs_ready; then
 		v+=(ftrace)
 	else
 		echo "bench: no tracefs: ftrace left out" >&2
@@ -315,6 +321,9 @@ report_user_space() {
 }
 
 read -r -a VARIANTS_RUN <<<"${VARIANTS:-$(available_variants)}"
+for v in "${VARIANTS_RUN[@]}"; do
+	[ "$v" != ftrace ] || tracefs_ready || die "no tracefs at $TRACEFS for the ftrace variant"
+done
 if [ -n "${BASELINE:-}" ]; then
 	[ -x "$BASELINE" ] || die "BASELINE=$BASELINE is not an executable"
 	with_base=()
