@@ -39,6 +39,9 @@ FLOOR=bench/floor
 TRACEFS=/sys/kernel/tracing
 KMEM_EVENTS="kmalloc kmem_cache_alloc kfree kmem_cache_free mm_page_alloc mm_page_free"
 NCPU=$(nproc)
+# Unmounted at the end if the bench mounted it.
+TRACEFS_WAS_MOUNTED=0
+mountpoint -q "$TRACEFS" && TRACEFS_WAS_MOUNTED=1
 
 die() { echo "bench: $*" >&2; exit 1; }
 
@@ -55,6 +58,7 @@ cleanup() {
 	[ -d "$TRACEFS/instances/kmsbench" ] && rmdir "$TRACEFS/instances/kmsbench" 2>/dev/null
 	[ "${KEEP:-0}" = 1 ] && echo "bench: kept $tmp" >&2 || rm -rf "$tmp"
 	[ "$outdir" = "$tmp" ] || rm -rf "$outdir"
+	[ "$TRACEFS_WAS_MOUNTED" = 1 ] || ! mountpoint -q "$TRACEFS" || umount "$TRACEFS"
 }
 trap cleanup EXIT
 
