@@ -153,6 +153,7 @@ void allocinfo_configure(const struct env *env, struct kmemsnoop_bpf *skel, bool
 		ro->ai_bucket_shift = 64 - (buckets > 1 ? __builtin_ctz(buckets) : 1);
 		bpf_map__set_max_entries(skel->maps.ai_site_ids, sites);
 		bpf_map__set_max_entries(skel->maps.ai_counts, sites);
+		bpf_map__set_max_entries(skel->maps.ai_site_keys, sites);
 		ro->ai_max_sites = sites;
 	} else {
 		if (!env->ai_total)

@@ -10,8 +10,8 @@
  * With BPF atomics (5.12+, the entry points whose atomic_fetch is true)
  * the pointers live in ai_table instead, and sites are numbered:
  *
- *   alloc: site -> index, from this CPU's memo of recent sites
- *          (ai_site_memo) or ai_site_ids; ai_counts[index] (per-CPU
+ *   alloc: site -> index, guessed from ai_site_memo and checked in
+ *          ai_site_keys, else from ai_site_ids; ai_counts[index] (per-CPU
  *          array) += ...; the pointer claims a free slot of its bucket
  *          in ai_table with a compare-and-swap, then writes {index, bytes}
  *   free:  the slot holding ptr in its bucket -> index, bytes; the slot
@@ -258,54 +258,56 @@ static __always_inline long ai_site_number(__u64 site)
 }
 
 /*
- * The sites this CPU counted last, each with its index: a hit spares
- * ai_site_ids' hash lookup (about 30 ns, a third of a slab allocation's
- * program).  An index never changes once given, so a memo is only ever
- * stale by missing.  A program nested in this one on the same CPU (an
- * interrupt; on 7.x another task's, while a run is preempted) may rewrite
- * a slot between our reads: the slot's site is cleared while its index
- * changes and read again after the index, so a torn slot reads as a miss.
+ * A guess of each site's index at a slot of its key's hash, checked
+ * against ai_site_keys (every numbered site's key, at its index): a right
+ * guess spares ai_site_ids' hash lookup, about 30 ns, a third of a slab
+ * allocation's program.  An index belongs to one site for the whole
+ * session, so the check is exact, and a guess that another CPU or a nested
+ * program overwrote at the same moment (each is one 32-bit store) is only
+ * a miss.  Shared by the CPUs: written only on a miss.
  */
-#define AI_MEMO_SLOTS 64 /* a power of two */
-#define AI_MEMO_SHIFT 58 /* 64 - log2(AI_MEMO_SLOTS) */
-
-struct ai_site_memo {
-	__u64 site[AI_MEMO_SLOTS]; /* 0: empty */
-	__u32 idx[AI_MEMO_SLOTS];
-};
+#define AI_MEMO_SLOTS 1024
+#define AI_MEMO_SHIFT 54 /* 64 - log2(AI_MEMO_SLOTS) */
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, AI_MEMO_SLOTS);
 	__type(key, __u32);
-	__type(value, struct ai_site_memo);
+	__type(value, __u32);
 } ai_site_memo SEC(".maps");
 
-#define AI_COMPILER_BARRIER() asm volatile("" ::: "memory")
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* ai_counts' size */
+	__type(key, __u32);
+	__type(value, __u64);
+} ai_site_keys SEC(".maps");
 
 static __always_inline long ai_site_index(__u64 site)
 {
-	__u32 zero = 0, slot = (__u32)((site * KMT_HASH_MUL) >> AI_MEMO_SHIFT) & (AI_MEMO_SLOTS - 1);
-	struct ai_site_memo *m = bpf_map_lookup_elem(&ai_site_memo, &zero);
+	__u32 slot = (__u32)((site * KMT_HASH_MUL) >> AI_MEMO_SHIFT), i;
+	__u32 *guess = bpf_map_lookup_elem(&ai_site_memo, &slot);
+	__u64 *key;
 	long idx;
 
-	/* Site 0 (a stack's id) would match an empty slot. */
-	if (!m || !site)
-		return ai_site_number(site);
-	if (AI_READ(m->site[slot]) == site) {
-		idx = *(volatile __u32 *)&m->idx[slot];
-		AI_COMPILER_BARRIER();
-		if (AI_READ(m->site[slot]) == site)
-			return idx;
+	/* Site 0 (a stack's id) would match an index never given. */
+	if (guess && site) {
+		i = *(volatile __u32 *)guess;
+		key = bpf_map_lookup_elem(&ai_site_keys, &i);
+		if (key && AI_READ(*key) == site)
+			return i;
 	}
 	idx = ai_site_number(site);
 	if (idx < 0)
 		return idx;
-	AI_READ(m->site[slot]) = 0;
-	AI_COMPILER_BARRIER();
-	*(volatile __u32 *)&m->idx[slot] = idx;
-	AI_COMPILER_BARRIER();
-	AI_READ(m->site[slot]) = site;
+	i = idx;
+	/* The key before the guess: a CPU that reads the guess and not yet
+	 * the key misses. */
+	key = bpf_map_lookup_elem(&ai_site_keys, &i);
+	if (key && AI_READ(*key) != site)
+		AI_READ(*key) = site;
+	if (guess)
+		*(volatile __u32 *)guess = i;
 	return idx;
 }
 
