@@ -290,7 +290,8 @@ static __always_inline long ai_site_index(__u64 site)
 	__u64 *key;
 	long idx;
 
-	/* Site 0 (a stack's id) would match an index never given. */
+	/* Site 0 (a stack's id) would match the key of a number not yet
+	 * given, which reads 0. */
 	if (guess && site) {
 		i = *(volatile __u32 *)guess;
 		key = bpf_map_lookup_elem(&ai_site_keys, &i);
@@ -301,8 +302,8 @@ static __always_inline long ai_site_index(__u64 site)
 	if (idx < 0)
 		return idx;
 	i = idx;
-	/* The key before the guess: a CPU that reads the guess and not yet
-	 * the key misses. */
+	/* A number's key only ever reads 0 or its site, so the order in
+	 * which other CPUs see these two stores cannot make a wrong hit. */
 	key = bpf_map_lookup_elem(&ai_site_keys, &i);
 	if (key && AI_READ(*key) != site)
 		AI_READ(*key) = site;
