@@ -183,7 +183,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 # options, the session), the shared layers, then one folder per mode.
 # pprof_none.c stands in for pprof.c where a static build has no library
 # for it.
-SRC_DIRS := util kernel names recording stream stat hist allocinfo exporter
+SRC_DIRS := util kernel names recording stream stat hist allocinfo exporter flight
 STAND_INS := src/allocinfo/pprof_none.c
 APP_SRCS := src/kmemsnoop.c src/env.c src/env_help.c src/env_check.c src/session.c src/session_configure.c src/session_run.c \
 	$(filter-out $(STAND_INS),$(foreach d,$(SRC_DIRS),$(sort $(wildcard src/$(d)/*.c))))

@@ -32,6 +32,7 @@
 #define AI_MAX_STACKS_LIMIT (1ULL << 20)
 #define DEFAULT_TOP 10
 #define DEFAULT_HIST_INTERVAL 1.0
+#define DEFAULT_FLIGHT_KEEP 8
 #define MIN_HIST_INTERVAL 0.1
 #define MAX_TOP 10000
 #define MAX_HIST_KEYS (1 << 20)
@@ -413,6 +414,24 @@ static bool opt_stat_stream(struct parse *p, const char *arg)
 	return true;
 }
 
+static bool opt_flight(struct parse *p, const char *arg)
+{
+	p->env->flight = true;
+	return !arg || parse_seconds(arg, &p->env->flight_window) ||
+	       bad(p, "invalid --flight '%s': seconds, more than 0", arg);
+}
+
+static bool opt_flight_keep(struct parse *p, const char *arg)
+{
+	int n;
+
+	p->flight_option = true;
+	if (!parse_int_range(arg, 1, 100000, &n))
+		return bad(p, "invalid --flight-keep '%s': a number of dumps, 1 to 100000", arg);
+	p->env->flight_keep = (unsigned int)n;
+	return true;
+}
+
 /* Options that only set their flag; --help and --version, which end
  * parsing. */
 static bool opt_none(struct parse *p, const char *arg)
@@ -466,6 +485,18 @@ const struct opt_spec env_options[] = {
 	  "JSON lines instead of text (docs/JSON.md): one object per event (streaming and "
 	  "-i), per interval (--hist), per table (--allocinfo), per report (--stat)", opt_none,
 	  FLAG(json) },
+
+	{ "flight", LONG_ONLY(28), optional_argument, "[=SECONDS]", GROUP_FLIGHT,
+	  "flight recorder, with -o DIR: every event is kept in a circular store in the kernel "
+	  "(-b bytes per CPU) that nothing reads until a trigger fires: the OOM killer choosing "
+	  "a victim, an allocation that returned nothing (but one asked for with __GFP_NOWARN), "
+	  "or SIGUSR1.  Each trigger writes the store's events since the last dump, the last "
+	  "SECONDS of them at most (default: all it holds), as a recording DIR/TIME-TRIGGER "
+	  "that -i reads, its header naming the trigger; then recording goes on.  A trigger "
+	  "while a dump is pending is counted and goes into that dump", opt_flight, 0 },
+	{ "flight-keep", LONG_ONLY(29), required_argument, "=N", GROUP_FLIGHT,
+	  "with --flight: keep the N newest dumps in DIR, removing older ones (default 8)",
+	  opt_flight_keep, 0 },
 
 	{ "allocinfo", LONG_ONLY(2), optional_argument, "", GROUP_ALLOCINFO,
 	  "count in BPF maps, per call site, the bytes and the number of the allocations made "
@@ -720,6 +751,7 @@ static void set_defaults(struct env *env)
 	env->nice = DEFAULT_NICE;
 	env->top = DEFAULT_TOP;
 	env->stat_opts.caller_lines = env->stat_opts.alloc_lines = -1;
+	env->flight_keep = DEFAULT_FLIGHT_KEEP;
 }
 
 /* Defaults that depend on what was given. */

@@ -74,6 +74,12 @@ struct env {
 	bool stat;
 	struct kstat_opts stat_opts;
 	bool stat_stream;               /* --stat-stream: every event to user space */
+
+	/* --flight: the recent past kept in the kernel, written to -o DIR
+	 * when a trigger fires */
+	bool flight;
+	double flight_window;           /* =SECONDS: what a dump keeps at most; 0: the store */
+	unsigned int flight_keep;       /* --flight-keep: dumps kept in DIR */
 };
 
 /* Exit codes. */

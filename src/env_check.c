@@ -90,6 +90,21 @@ static bool check_stat_options(struct parse *p)
 	return true;
 }
 
+/* --flight writes dumps of the stream's records: a recording's options. */
+static bool check_flight_options(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (!env->flight)
+		return !p->flight_option || bad(p, "--flight-keep goes with --flight");
+	if (!env->output_dir)
+		return bad(p, "--flight writes its dumps into a directory: give -o DIR");
+	if (env->hist || env->allocinfo || env->stat || env->listen)
+		return bad(p, "--flight keeps every event: not with --hist, --allocinfo, --stat "
+			      "or --listen");
+	return true;
+}
+
 bool env_stat_in_bpf(const struct env *env)
 {
 	return env->stat && !env->input_dir && !env->stat_stream && !env->stat_opts.alloc &&
@@ -112,6 +127,6 @@ bool env_check_combination(struct parse *p)
 		return bad(p, "--cgroup filters tracing, not -i");
 	if (env->input_dir && env->nice_given)
 		return bad(p, "--nice is for tracing, not for -i");
-	return check_listen_options(p) && check_allocinfo_options(p) && check_hist_options(p) &&
-	       check_stat_options(p);
+	return check_flight_options(p) && check_listen_options(p) && check_allocinfo_options(p) &&
+	       check_hist_options(p) && check_stat_options(p);
 }

@@ -18,6 +18,7 @@
 static const char *const group_titles[] = {
 	[GROUP_FILTER] = "Filters (applied in the kernel, before anything is recorded):",
 	[GROUP_OUTPUT] = "Output:",
+	[GROUP_FLIGHT] = "Flight recorder (the recent past, written when something happens):",
 	[GROUP_ALLOCINFO] = "Allocation profile (/proc/allocinfo for any kernel):",
 	[GROUP_HIST] = "Histograms (counted in the kernel, nothing sent per event):",
 	[GROUP_STAT] = "Statistics (perf kmem stat's tables, and object lifetimes):",
@@ -31,6 +32,7 @@ static const char usage_head[] =
 	"       kmemsnoop --hist[=req] [OPTION...] [INTERVAL [COUNT]]\n"
 	"       kmemsnoop --stat [--caller] [--alloc] [OPTION...] [INTERVAL [COUNT]]\n"
 	"       kmemsnoop -i DIR --stat [--caller] [--alloc] [OPTION...]\n"
+	"       kmemsnoop --flight[=SECONDS] -o DIR [OPTION...]\n"
 	"Trace the kernel's memory allocations and frees (kmalloc, slab caches, pages,\n"
 	"vmalloc, percpu) with BPF, printed as ftrace-style text or written as kmemtrace\n"
 	"binary files; or, with --allocinfo, add them up per call site in the kernel and\n"
@@ -77,6 +79,7 @@ static const char usage_tail[] =
 	"  kmemsnoop -p 1234 -e kmalloc  # kmalloc/kfree made by process 1234\n"
 	"  kmemsnoop -o /tmp/trace -d 10 # ten seconds of binary trace\n"
 	"  kmemsnoop -i /tmp/trace       # print it\n"
+	"  kmemsnoop --flight=30 -o /var/lib/kmemsnoop  # on OOM: the last 30 s, as a recording\n"
 	"  kmemsnoop --allocinfo 5       # outstanding memory per call site, every 5 s\n"
 	"  kmemsnoop --allocinfo -d 10 | sort -g | tail | numfmt --to=iec\n"
 	"  kmemsnoop --allocinfo --stacks --folded -d 10 > out.folded\n"

@@ -26,6 +26,7 @@ struct parse {
 	 * and the allocator (--slab or --page) named last before them. */
 	int seq, caller_seq, alloc_seq, slab_seq, page_seq;
 	bool stat_option; /* one of the options above */
+	bool flight_option; /* an option that goes with --flight */
 };
 
 /* Inline: the handlers (env.c) and the checks (env_check.c) both report
@@ -41,8 +42,8 @@ __attribute__((format(printf, 2, 3))) static inline bool bad(struct parse *p, co
 }
 
 enum opt_group {
-	GROUP_FILTER, GROUP_OUTPUT, GROUP_ALLOCINFO, GROUP_HIST, GROUP_STAT, GROUP_EXPORT,
-	GROUP_CONTROL
+	GROUP_FILTER, GROUP_OUTPUT, GROUP_FLIGHT, GROUP_ALLOCINFO, GROUP_HIST, GROUP_STAT,
+	GROUP_EXPORT, GROUP_CONTROL
 };
 
 struct opt_spec {

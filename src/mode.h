@@ -40,6 +40,7 @@ struct bpf_wants {
 	bool linear_map;            /* where physical memory is mapped (slab objects' nodes) */
 	bool task_records;          /* the stream's task records (sources.h TASK_FOR_RECORDS) */
 	bool heartbeats;            /* the stream's heartbeat program, run on each CPU */
+	bool oom_victims;           /* the program for oom:mark_victim (attached by the mode) */
 	unsigned long long kernel_bytes; /* kernel memory the mode creates besides the BPF
 					  * object's maps (the rings): summed */
 };
@@ -81,5 +82,6 @@ extern const struct mode_ops statbpf_mode;
 extern const struct mode_ops hist_mode;
 extern const struct mode_ops allocinfo_mode;
 extern const struct mode_ops exporter_mode;
+extern const struct mode_ops flight_mode;
 
 #endif /* KMEMSNOOP_MODE_H */

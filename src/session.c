@@ -211,7 +211,8 @@ int session_new(struct session *s, const struct env *env)
 static int create_modes(struct session *s)
 {
 	static const struct mode_ops *const all[] = { &stream_mode, &statbpf_mode, &hist_mode,
-						       &allocinfo_mode, &exporter_mode };
+						       &allocinfo_mode, &exporter_mode,
+						       &flight_mode };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		struct mode *m;
@@ -329,6 +330,16 @@ struct bpf_program *session_heartbeat_prog(const struct session *s)
 	return s->kf.atomic_fetch ? s->skel->progs.heartbeat : s->skel->progs.heartbeatc;
 }
 
+int session_beat_cpu(const struct session *s, int cpu)
+{
+	int fd = bpf_program__fd(session_heartbeat_prog(s));
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+
+	if (fd < 0)
+		return -EBADF;
+	return bpf_prog_test_run_opts(fd, &opts);
+}
+
 static int choose_programs(struct session *s)
 {
 	struct bpf_program *prog, *nested;
@@ -339,6 +350,8 @@ static int choose_programs(struct session *s)
 		bpf_program__set_autoload(session_heartbeat_prog(s), true);
 		bpf_program__set_autoload(s->skel->progs.cpu_going_down, true);
 	}
+	if (s->wants.oom_victims)
+		bpf_program__set_autoload(s->skel->progs.flight_oom_victim, true);
 	for (int src = 0; src < SRC_COUNT; src++) {
 		if (!session_source_wanted(s, src))
 			continue;

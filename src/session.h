@@ -111,4 +111,9 @@ bool session_source_wanted(const struct session *s, enum kmt_source src);
  * (loaded when a mode wants heartbeats). */
 struct bpf_program *session_heartbeat_prog(const struct session *s);
 
+/* Runs it on cpu (BPF_PROG_TEST_RUN there: an interrupt on that CPU), which
+ * also copies what the CPU staged.  0, -ENXIO when the CPU is offline, or
+ * another -errno. */
+int session_beat_cpu(const struct session *s, int cpu);
+
 #endif /* KMEMSNOOP_SESSION_H */

@@ -1040,6 +1040,9 @@ SEC("raw_tp") int cpu_going_down(__u64 *ctx)
 	return 0;
 }
 
+/* --flight: attached by src/flight/ to oom:mark_victim. */
+SEC("raw_tp") int flight_oom_victim(__u64 *ctx) { return flight_oom(ctx); }
+
 /* Not attached: run on each CPU by user space (stream.c). */
 SEC("raw_tp") int heartbeat(void *ctx) { return stream_heartbeat(true); }
 SEC("raw_tp") int heartbeatc(void *ctx) { return stream_heartbeat(false); }

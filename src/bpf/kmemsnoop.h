@@ -209,7 +209,10 @@ struct kmt_cpu_counters {
 	 * written (bpf_ktime_get_ns; 0: none): the live stream waits for it
 	 * before it prints what the other CPUs wrote later. */
 	__u64 staged_since;
-	__u64 pad[3];
+	/* --flight: the blocks this CPU copied into the store so far (the
+	 * next one's number; flight.bpf.h). */
+	__u64 flight_head;
+	__u64 pad[2];
 } __attribute__((aligned(64)));
 
 #define KMT_MAX_CPUS 1024
@@ -242,6 +245,47 @@ enum kmt_cache_free_args {
 enum kmt_percpu_args {
 	KMT_PERCPU_SHORT = 0, /* reserved, is_atomic, size, align, base_addr, off, ptr (4.13+) */
 	KMT_PERCPU_FULL = 1,  /* call_site, reserved, ..., ptr, bytes_alloc, gfp_flags (5.19+) */
+};
+
+/*
+ * --flight (flight.bpf.h): each CPU's staged blocks are copied into a
+ * circular store of blocks instead of its ring; user space reads the
+ * store only when a trigger fires.  A block is whole records, like a ring
+ * sample of -o.  seq is the block's number on its CPU (kmt_cpu_counters'
+ * flight_head when it was written), written after the data: a block
+ * whose seq is not the one its slot should hold is being written or was
+ * overwritten.
+ */
+#define KMT_FLIGHT_DATA (4096 + 256) /* stream.bpf.h's STAGE_END: a block at most */
+
+struct kmt_flight_block {
+	__u64 seq;
+	__u32 len;
+	__u32 reserved;
+	__u8 data[KMT_FLIGHT_DATA];
+};
+
+/* What fired a dump; the order of the names in flight.c's table. */
+enum kmt_trigger {
+	KMT_TRIGGER_SIGNAL,  /* SIGUSR1 */
+	KMT_TRIGGER_OOM,     /* the OOM killer chose a victim (oom:mark_victim) */
+	KMT_TRIGGER_FAILED,  /* an allocation returned nothing, without __GFP_NOWARN */
+	KMT_TRIGGER_KINDS,
+};
+
+/* A trigger the BPF side saw, sent to user space through flight_triggers. */
+struct kmt_flight_trigger {
+	__u64 timestamp; /* bpf_ktime_get_ns(): the records' clock */
+	__u32 kind;      /* enum kmt_trigger */
+	__u32 cpu;
+	__u32 pid;       /* OOM: the victim; failed: the allocating task */
+	__u32 tid;
+	__u64 call_site; /* failed: the allocation's */
+	__u64 bytes;     /* failed: bytes requested */
+	__u32 gfp_flags; /* failed */
+	__u8 type_id;    /* failed: enum kmt_type_id */
+	__u8 reserved[3];
+	char comm[KMT_COMM_LEN]; /* empty where the kernel does not say */
 };
 
 #endif /* KMEMSNOOP_H */

@@ -362,6 +362,18 @@ static __always_inline void note_flushed(struct kmt_cpu_counters *cc, const stru
 		cc->staged_since = 1;
 }
 
+#include "flight.bpf.h"
+
+/* A level's records out: into the CPU's ring, or with --flight into its
+ * store.  Nonzero when they did not fit. */
+static __always_inline long stage_copy_out(void *ring, __u32 cpu, __u32 level, void *data,
+					   __u32 start, __u32 n, __u64 flags)
+{
+	if (flight)
+		return flight_store_block(cpu, level, start, n);
+	return !ring || bpf_ringbuf_output(ring, data, n, flags);
+}
+
 /* What a flush copies of a level: its records then, and their counts. */
 struct stage_span {
 	__u32 start, len, events, event_bytes, tasks;
@@ -400,7 +412,7 @@ __noinline int stage_flush(__u32 cpu)
 			return 0;
 	if (!stage_claim(&all->flushing))
 		return 0;
-	ring = bpf_map_lookup_elem(&rings, &cpu);
+	ring = flight ? NULL : bpf_map_lookup_elem(&rings, &cpu);
 	/* The count reset only once a block is copied with the wakeup: a
 	 * flush that copies nothing (a heartbeat's, of empty levels) raised
 	 * none, and the reader slept until wakeup_records more were written. */
@@ -427,7 +439,8 @@ __noinline int stage_flush(__u32 cpu)
 			span.start = STAGE_END;
 		barrier_var(n);
 		barrier_var(span.start);
-		if (n && (gone || !ring || bpf_ringbuf_output(ring, l->data + span.start, n, flags))) {
+		if (n && (gone || stage_copy_out(ring, cpu, i, l->data + span.start, span.start, n,
+						 flags))) {
 			gone = true;
 			events += span.events;
 			bytes += span.event_bytes;
@@ -613,6 +626,10 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 			cpu_counters[cpu].records++;
 			note_staged(&cpu_counters[cpu], rec);
 		}
+		/* Before the submit, whose flush may reuse the record's place. */
+		if (flight && ((struct kmt_core *)rec)->event_id == KMT_EVENT_ALLOC &&
+		    !((struct kmt_core *)rec)->ptr)
+			flight_failed(rec);
 		stage_submit(ev, rec);
 		return;
 	}

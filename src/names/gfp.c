@@ -518,6 +518,16 @@ size_t gfp_format(const struct gfp_names *names, unsigned int flags, char *buf,
 
 /* --- a recording's copy of the table ------------------------------------------- */
 
+unsigned int gfp_names_mask(const struct gfp_names *names, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < names->count; i++)
+		if (names->entry[i].len == len && !memcmp(names->entry[i].name, name, len))
+			return names->entry[i].mask;
+	return 0;
+}
+
 struct gfp_names *gfp_names_copy(const struct gfp_names *names)
 {
 	struct gfp_names *n = malloc(sizeof(*n));

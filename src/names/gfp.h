@@ -26,6 +26,10 @@ struct gfp_names;
 struct gfp_names *gfp_names_new(const struct btf *vmlinux_btf);
 void gfp_names_free(struct gfp_names *names);
 
+/* The mask of the entry named name ("__GFP_NOWARN"), 0 when the table
+ * has none. */
+unsigned int gfp_names_mask(const struct gfp_names *names, const char *name);
+
 /* A copy of names (NULL with errno set when out of memory). */
 struct gfp_names *gfp_names_copy(const struct gfp_names *names);
 

@@ -54,6 +54,9 @@ static const struct rh_field fields[RH_NKEYS] = {
 	[RH_LOST] = { "events_lost", RH_U64, NUM(lost) },
 	[RH_LOST_BYTES] = { "bytes_lost", RH_U64, NUM(lost_bytes) },
 	[RH_MISSED] = { "events_missed", RH_U64, NUM(missed) },
+	[RH_TRIGGER] = { "flight_trigger", RH_STR, STR(trigger) },
+	[RH_TRIGGER_NS] = { "flight_trigger_ns", RH_U64, NUM(trigger_ns) },
+	[RH_WINDOW_NS] = { "flight_window_ns", RH_U64, NUM(window_ns) },
 };
 
 static void *field_of(struct rec_header *h, enum rh_key k)
@@ -229,13 +232,31 @@ void recheader_collect(struct rec_header *h, int ncpus, unsigned long long ring_
 
 void recheader_start(struct rec_header *h)
 {
-	set_u64(h, RH_START, clock_ns(CLOCK_MONOTONIC));
+	if (!recheader_has(h, RH_START))
+		set_u64(h, RH_START, clock_ns(CLOCK_MONOTONIC));
+}
+
+void recheader_set_span(struct rec_header *h, unsigned long long start_ns,
+			unsigned long long stop_ns)
+{
+	set_u64(h, RH_START, start_ns);
+	set_u64(h, RH_STOP, stop_ns);
+}
+
+void recheader_set_trigger(struct rec_header *h, const char *what, unsigned long long at_ns,
+			   unsigned long long window_ns)
+{
+	set_str(h, RH_TRIGGER, what);
+	set_u64(h, RH_TRIGGER_NS, at_ns);
+	if (window_ns)
+		set_u64(h, RH_WINDOW_NS, window_ns);
 }
 
 void recheader_stop(struct rec_header *h, unsigned long long written, unsigned long long lost,
 		    unsigned long long lost_bytes, unsigned long long missed)
 {
-	set_u64(h, RH_STOP, clock_ns(CLOCK_MONOTONIC));
+	if (!recheader_has(h, RH_STOP))
+		set_u64(h, RH_STOP, clock_ns(CLOCK_MONOTONIC));
 	set_u64(h, RH_WRITTEN, written);
 	set_u64(h, RH_LOST, lost);
 	set_u64(h, RH_LOST_BYTES, lost_bytes);
@@ -556,6 +577,22 @@ static void print_times(const struct rec_header *h, FILE *out)
 	fputc('\n', out);
 }
 
+/* A flight recorder's dump: what fired it, when, and the past kept. */
+static void print_trigger(const struct rec_header *h, FILE *out)
+{
+	if (!recheader_has(h, RH_TRIGGER))
+		return;
+	fputs("# flight recorder dump, trigger: ", out);
+	put_escaped(out, h->trigger);
+	if (recheader_has(h, RH_TRIGGER_NS)) {
+		fputs(" at ", out);
+		put_wall(h, h->trigger_ns, out);
+	}
+	if (recheader_has(h, RH_WINDOW_NS))
+		fprintf(out, "; the last %.3f s asked for", (double)h->window_ns / 1e9);
+	fputc('\n', out);
+}
+
 static void print_counts(const struct rec_header *h, FILE *out)
 {
 	if (recheader_has(h, RH_WRITTEN))
@@ -569,6 +606,7 @@ int recheader_print(const struct rec_header *h, FILE *out)
 	print_kernel(h, out);
 	print_machine(h, out);
 	print_times(h, out);
+	print_trigger(h, out);
 	print_counts(h, out);
 	fputs("#\n", out);
 	return ferror(out) ? -1 : 0;

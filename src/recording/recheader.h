@@ -37,6 +37,9 @@ enum rh_key {
 	RH_LOST,
 	RH_LOST_BYTES,
 	RH_MISSED,
+	RH_TRIGGER,       /* a flight recorder's dump: what fired it */
+	RH_TRIGGER_NS,    /* and when, in the records' clock */
+	RH_WINDOW_NS,     /* the past it was asked to keep (--flight=SECONDS) */
 	RH_NKEYS,
 };
 
@@ -47,6 +50,8 @@ struct rec_header {
 	long long clock_offset_ns; /* wall clock (CLOCK_REALTIME) = clock + this */
 	unsigned long long start_ns, stop_ns; /* in the records' clock */
 	unsigned long long written, lost, lost_bytes, missed;
+	unsigned long long trigger_ns, window_ns;
+	char trigger[256]; /* "oom: victim pid 123 (memhog)" */
 	char version[32];
 	char command[4096]; /* the arguments, quoted as a shell would need */
 	char arch[65];
@@ -72,10 +77,22 @@ void recheader_collect(struct rec_header *h, int ncpus, unsigned long long ring_
 /* Where the kernel maps physical memory (0: not known, left out). */
 void recheader_set_linear_map(struct rec_header *h, unsigned long long linear_map);
 
-/* The start, now, in the records' clock. */
+/* The start, now, in the records' clock (unless recheader_set_span()
+ * said it). */
 void recheader_start(struct rec_header *h);
 
-/* The stop, now, and the counts of the summary. */
+/* A recording of a span that is not the time it was written in (a flight
+ * recorder's dump): its first and last records' times. */
+void recheader_set_span(struct rec_header *h, unsigned long long start_ns,
+			unsigned long long stop_ns);
+
+/* A flight recorder's dump: what fired it (one line), when, and the past
+ * it was asked to keep (0: all the store held). */
+void recheader_set_trigger(struct rec_header *h, const char *what, unsigned long long at_ns,
+			   unsigned long long window_ns);
+
+/* The stop, now (unless recheader_set_span() said it), and the counts of
+ * the summary. */
 void recheader_stop(struct rec_header *h, unsigned long long written, unsigned long long lost,
 		    unsigned long long lost_bytes, unsigned long long missed);
 

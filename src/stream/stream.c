@@ -95,7 +95,8 @@ static struct stream *stream_of(struct mode *m)
 
 static bool stream_selected(const struct env *env)
 {
-	return !env->hist && !env->allocinfo && !env->listen && !env_stat_in_bpf(env);
+	return !env->hist && !env->allocinfo && !env->listen && !env->flight &&
+	       !env_stat_in_bpf(env);
 }
 
 /* The hot path: every record of every ring.  SINK_HELD: a lent record
@@ -505,13 +506,11 @@ static void note_kernel_limits(const struct session *s)
  */
 static bool beat_cpu(struct stream *st, int cpu)
 {
-	int fd = bpf_program__fd(session_heartbeat_prog(st->mode.session));
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
 	int err;
 
-	if (st->no_beats || fd < 0)
+	if (st->no_beats)
 		return false;
-	err = bpf_prog_test_run_opts(fd, &opts);
+	err = session_beat_cpu(st->mode.session, cpu);
 	/* Offline, what it staged cannot be copied: not waited for. */
 	if (st->offline)
 		st->offline[cpu] = err == -ENXIO;

@@ -1,0 +1,585 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The flight recorder mode (--flight -o DIR): the stream's records kept in
+ * a circular store in the kernel (bpf/flight.bpf.h) that nothing reads
+ * until a trigger fires: the OOM killer choosing a victim, an allocation
+ * that failed, or SIGUSR1.  A trigger copies out the blocks not dumped
+ * yet, and the copy is written as a recording of its own (flightdump.c).
+ *
+ * The store is an mmap'ed BPF array: reading it costs no system call per
+ * block, and it is never stopped: the CPUs write on while it is copied,
+ * oldest block first, away from where they write.  A block a CPU
+ * overwrote while it was copied (it went round the whole store meanwhile)
+ * is left out and counted.  Stopping the writers instead lost events: a
+ * CPU's stages hold three blocks, which a fork and exec fill in a
+ * millisecond.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "flightdump.h"
+#include "bpf/kmemsnoop.h"
+#include "kernel/budget.h"
+#include "kernel/sources.h"
+#include "names/gfp.h"
+#include "names/ksyms.h"
+#include "recording/recheader.h"
+#include "util/clock.h"
+#include "env.h"
+#include "kmemsnoop.skel.h"
+#include "mode.h"
+#include "session.h"
+
+/* Heartbeats: per CPU, about once a second, as the stream writes them. */
+#define BEAT_EVERY_NS 1000000000ULL
+
+/* The words of the dumps' directory names, by enum kmt_trigger. */
+static const char *const trigger_words[KMT_TRIGGER_KINDS] = {
+	[KMT_TRIGGER_SIGNAL] = "signal",
+	[KMT_TRIGGER_OOM] = "oom",
+	[KMT_TRIGGER_FAILED] = "failed",
+};
+
+/* SIGUSR1s not yet dumped for: a handler can only reach a global. */
+static volatile sig_atomic_t signals_pending;
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	signals_pending++;
+}
+
+/* The memory a dump's copy goes into. */
+struct copy_area {
+	unsigned char *base;
+	size_t len;
+};
+
+struct flight {
+	struct mode mode;
+	unsigned long long store_size; /* bytes per CPU: -b, or the rings' rule */
+	__u32 blocks;                  /* per CPU */
+	unsigned char *store;          /* the mmap'ed flight_store */
+	size_t store_len;
+	struct ring_buffer *triggers;
+	struct bpf_link *oom_link;
+	struct gfp_names *gfp;
+	struct rec_header hdr;         /* collected at the start, copied into each dump */
+	unsigned long long *next_seq;  /* per CPU: its first block not dumped yet */
+	struct kmt_flight_trigger pending;
+	bool has_pending;
+	bool no_beats;
+	unsigned long long next_beat_ns;
+	unsigned long long lost_dumped, lost_bytes_dumped; /* the losses the dumps told */
+	unsigned long long dumps, dump_failures, signals;
+	unsigned long long copy_ns_max, held_ns_last;
+	unsigned long long overtaken; /* blocks a CPU overwrote while they were copied */
+};
+
+static struct flight *flight_of(struct mode *m)
+{
+	return (struct flight *)m;
+}
+
+static bool flight_selected(const struct env *env)
+{
+	return env->flight;
+}
+
+/* Whether oom:mark_victim passes its task (6.9+ and the stable kernels
+ * 72ba14deb40a went back to) rather than the victim's pid: the second
+ * parameter of its btf_trace_ prototype (the first is the probe's data). */
+static bool oom_arg_is_task(const struct btf *btf)
+{
+	int id = btf ? btf__find_by_name_kind(btf, "btf_trace_mark_victim", BTF_KIND_TYPEDEF) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+
+	if (!t || !(t = btf__type_by_id(btf, t->type)) || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 2)
+		return false;
+	t = btf__type_by_id(btf, btf_params(t)[1].type);
+	return t && btf_is_ptr(t);
+}
+
+static struct mode *flight_create(struct session *s)
+{
+	struct flight *f = calloc(1, sizeof(*f));
+	const struct env *env = s->env;
+
+	if (!f || !(f->gfp = gfp_names_new(s->vmlinux)) ||
+	    !(f->next_seq = calloc(s->ncpus, sizeof(*f->next_seq)))) {
+		if (f)
+			gfp_names_free(f->gfp);
+		free(f);
+		session_fail(s, "out of memory");
+		return NULL;
+	}
+	f->store_size = env->ring_size ? env->ring_size : budget_ring_size(s->ncpus);
+	f->blocks = f->store_size / sizeof(struct kmt_flight_block);
+	if (f->blocks < 4)
+		f->blocks = 4;
+	/* Said now rather than at the first trigger. */
+	if (mkdir(env->output_dir, 0700) && errno != EEXIST) {
+		session_fail(s, "cannot create %s: %s", env->output_dir, strerror(errno));
+		gfp_names_free(f->gfp);
+		free(f->next_seq);
+		free(f);
+		return NULL;
+	}
+	recheader_collect(&f->hdr, s->ncpus, f->store_size);
+	return &f->mode;
+}
+
+static void flight_wants(const struct mode *m, struct bpf_wants *w)
+{
+	const struct flight *f = (const struct flight *)m;
+	const struct env *env = m->session->env;
+
+	w->alloc_classes |= env->events;
+	w->free_classes |= env->events;
+	w->sized_frees = true;
+	w->task_records = true;
+	w->heartbeats = true;
+	w->oom_victims = true;
+	w->kernel_bytes += (unsigned long long)f->blocks * sizeof(struct kmt_flight_block) *
+			   m->session->ncpus;
+	w->pfns |= (env->events & EV_PAGE) != 0;
+	w->linear_map = true;
+}
+
+static void flight_configure(struct mode *m, struct kmemsnoop_bpf *skel)
+{
+	struct flight *f = flight_of(m);
+	const struct session *s = m->session;
+
+	skel->rodata->do_stream = true;
+	skel->rodata->stage_records = true;
+	skel->rodata->flight = true;
+	skel->rodata->filtered_free_classes = s->env->events;
+	skel->rodata->flight_blocks_per_cpu = f->blocks;
+	skel->rodata->flight_nowarn_gfp = gfp_names_mask(f->gfp, "__GFP_NOWARN");
+	skel->rodata->oom_victim_is_task = oom_arg_is_task(s->vmlinux);
+	bpf_map__set_max_entries(skel->maps.flight_store, f->blocks * s->ncpus);
+	/* The rings stay empty: the blocks go into the store. */
+	bpf_map__set_max_entries(skel->maps.rings, s->ncpus);
+}
+
+static void flight_release(struct flight *f)
+{
+	if (f->store)
+		munmap(f->store, f->store_len);
+	f->store = NULL;
+	ring_buffer__free(f->triggers);
+	f->triggers = NULL;
+}
+
+static int on_trigger(void *ctx, void *data, size_t size)
+{
+	struct flight *f = ctx;
+
+	if (size < sizeof(f->pending) || f->has_pending)
+		return 0;
+	memcpy(&f->pending, data, sizeof(f->pending));
+	f->has_pending = true;
+	return 0;
+}
+
+/* After load (again after a fallback): the store mapped, the triggers' ring. */
+static int flight_loaded(struct mode *m)
+{
+	struct flight *f = flight_of(m);
+	struct session *s = m->session;
+	int fd = bpf_map__fd(s->skel->maps.flight_store);
+
+	flight_release(f);
+	f->store_len = (size_t)f->blocks * s->ncpus * sizeof(struct kmt_flight_block);
+	f->store = mmap(NULL, f->store_len, PROT_READ, MAP_SHARED, fd, 0);
+	if (f->store == MAP_FAILED) {
+		int e = errno;
+
+		f->store = NULL;
+		session_fail(s, "mapping the flight recorder's store (%zu bytes): %s", f->store_len,
+			     strerror(e));
+		return session_refused(s, e);
+	}
+	f->triggers = ring_buffer__new(bpf_map__fd(s->skel->maps.flight_triggers), on_trigger, f,
+				       NULL);
+	if (!f->triggers)
+		return session_fail(s, "reading the flight recorder's triggers: %s",
+				    strerror(errno));
+	return 0;
+}
+
+/* Every CPU's heartbeat, which copies what it staged into the store. */
+static void beat(struct flight *f)
+{
+	struct session *s = f->mode.session;
+
+	f->next_beat_ns = now_ns() + BEAT_EVERY_NS;
+	for (int cpu = 0; cpu < s->ncpus && !f->no_beats; cpu++) {
+		int err = session_beat_cpu(s, cpu);
+
+		if (err && err != -ENXIO) {
+			f->no_beats = true;
+			fprintf(stderr, "kmemsnoop: no heartbeat records (running the heartbeat "
+					"program on CPU %d: %s); a dump may miss what a CPU staged "
+					"last\n", cpu, strerror(-err));
+		}
+	}
+}
+
+/* The tracepoints attached, for each dump's tracepoints file. */
+static int traced_tracepoints(const struct session *s, const char **names)
+{
+	int n = 0;
+
+	for (int src = 0; src < SRC_COUNT; src++)
+		if (event_sources[src].kind == SOURCE_TRACEPOINT && session_source_wanted(s, src))
+			names[n++] = event_sources[src].name;
+	return n;
+}
+
+static int flight_start(struct mode *m)
+{
+	struct flight *f = flight_of(m);
+	struct session *s = m->session;
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+
+	recheader_set_linear_map(&f->hdr, s->linear_map);
+	recheader_start(&f->hdr);
+	f->oom_link = bpf_program__attach_raw_tracepoint(s->skel->progs.flight_oom_victim,
+							 "mark_victim");
+	if (!f->oom_link) {
+		f->oom_link = NULL;
+		fprintf(stderr, "kmemsnoop: OOM kills will not trigger dumps (attaching to "
+				"oom:mark_victim: %s)\n", strerror(errno));
+	}
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return session_fail(s, "cannot handle SIGUSR1: %s", strerror(errno));
+	beat(f);
+	fprintf(stderr, "kmemsnoop: flight recorder armed: a store of %llu KiB on each of %d CPUs; "
+			"an OOM kill, a failed allocation or SIGUSR1 (kill -USR1 %d) writes what it "
+			"holds into %s\n", (unsigned long long)f->blocks * KMT_FLIGHT_DATA >> 10,
+		s->ncpus, (int)getpid(), s->env->output_dir);
+	return 0;
+}
+
+static void sum_losses(const struct session *s, unsigned long long *events,
+		       unsigned long long *bytes)
+{
+	*events = *bytes = 0;
+	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++) {
+		*events += s->skel->bss->losses[cpu].events;
+		*bytes += s->skel->bss->losses[cpu].bytes;
+	}
+}
+
+static const struct kmt_flight_block *block_at(const struct flight *f, int cpu,
+					       unsigned long long seq)
+{
+	size_t i = (size_t)cpu * f->blocks + (size_t)(seq % f->blocks);
+
+	return (const struct kmt_flight_block *)(f->store + i * sizeof(struct kmt_flight_block));
+}
+
+/* Blocks a CPU may add between the look that sizes the copy and the
+ * copy: room for them too. */
+#define SLACK_BLOCKS 8
+
+/* The oldest block of cpu's not dumped yet that the store still holds. */
+static unsigned long long first_to_copy(const struct flight *f, int cpu, unsigned long long head)
+{
+	unsigned long long seq = head > f->blocks ? head - f->blocks : 0;
+
+	return seq < f->next_seq[cpu] ? f->next_seq[cpu] : seq;
+}
+
+static unsigned long long head_of(const struct flight *f, int cpu)
+{
+	return __atomic_load_n(&f->mode.session->skel->bss->cpu_counters[cpu].flight_head,
+			       __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Memory for the copy, faulted in first: a fault per page in the middle
+ * of the copy would slow it, and each is a page allocation the store
+ * takes.  Each CPU gets room for what it holds now and SLACK_BLOCKS more.
+ * 0, or -1 when out of memory.
+ */
+static int room_for_copy(const struct flight *f, struct flight_cpu_records *cpus,
+			 struct copy_area *area)
+{
+	int ncpus = f->mode.session->ncpus;
+	size_t off = 0;
+
+	area->len = 0;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		unsigned long long head = head_of(f, cpu);
+		unsigned long long n = head - first_to_copy(f, cpu, head) + SLACK_BLOCKS;
+
+		if (n > f->blocks)
+			n = f->blocks;
+		cpus[cpu].cap = n * KMT_FLIGHT_DATA;
+		area->len += cpus[cpu].cap;
+	}
+	area->base = mmap(NULL, area->len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (area->base == MAP_FAILED) {
+		area->base = NULL;
+		return -1;
+	}
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		cpus[cpu].data = area->base + off;
+		cpus[cpu].len = 0;
+		off += cpus[cpu].cap;
+	}
+	return 0;
+}
+
+/* Block seq of cpu appended to r, as a seqlock is read: its number
+ * before and after the copy must both be seq.  False when a writer had it
+ * or took it meanwhile (the copy is taken back). */
+static bool copy_block(const struct flight *f, int cpu, unsigned long long seq,
+		       struct flight_cpu_records *r)
+{
+	const struct kmt_flight_block *b = block_at(f, cpu, seq);
+	__u32 len;
+
+	if (__atomic_load_n(&b->seq, __ATOMIC_ACQUIRE) != seq)
+		return false;
+	len = __atomic_load_n(&b->len, __ATOMIC_RELAXED);
+	if (len > KMT_FLIGHT_DATA || r->len + len > r->cap)
+		return false;
+	memcpy(r->data + r->len, b->data, len);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&b->seq, __ATOMIC_RELAXED) != seq)
+		return false;
+	r->len += len;
+	return true;
+}
+
+/*
+ * Each CPU's blocks not dumped yet that the store still holds, oldest
+ * first, copied into cpus; those a writer took are counted in *lost.
+ * What does not fit the room made stays for the next dump.
+ */
+static void copy_out(struct flight *f, struct flight_cpu_records *cpus, unsigned long long *lost)
+{
+	for (int cpu = 0; cpu < f->mode.session->ncpus; cpu++) {
+		unsigned long long head = head_of(f, cpu), seq;
+
+		for (seq = first_to_copy(f, cpu, head); seq < head; seq++) {
+			if (cpus[cpu].len + KMT_FLIGHT_DATA > cpus[cpu].cap)
+				break;
+			if (!copy_block(f, cpu, seq, &cpus[cpu]))
+				(*lost)++;
+		}
+		f->next_seq[cpu] = seq;
+	}
+}
+
+/* The header's line for what fired the dump. */
+static void describe(struct flight *f, const struct kmt_flight_trigger *t, char *buf, size_t size)
+{
+	struct ksyms *ks;
+	char site[160] = "", gfp[160];
+
+	switch (t->kind) {
+	case KMT_TRIGGER_OOM:
+		if (t->comm[0])
+			snprintf(buf, size, "oom: victim pid %u (%.*s)", t->pid, KMT_COMM_LEN,
+				 t->comm);
+		else
+			snprintf(buf, size, "oom: victim pid %u", t->pid);
+		return;
+	case KMT_TRIGGER_FAILED:
+		ks = session_ksyms(f->mode.session);
+		if (ks)
+			ksyms_format(ks, t->call_site, site, sizeof(site));
+		else
+			snprintf(site, sizeof(site), "%#llx", (unsigned long long)t->call_site);
+		gfp_format(f->gfp, t->gfp_flags, gfp, sizeof(gfp));
+		snprintf(buf, size, "failed %s: %llu bytes, gfp_flags=%s, call_site=%s, pid %u (%.*s)",
+			 t->type_id < event_class_count ? event_classes[t->type_id].alloc_event :
+							  "allocation",
+			 (unsigned long long)t->bytes, gfp, site[0] ? site : "?", t->pid,
+			 KMT_COMM_LEN, t->comm);
+		return;
+	default:
+		snprintf(buf, size, "SIGUSR1");
+	}
+}
+
+
+/* The dump's line on stderr. */
+static void say_dump(const struct flight *f, const struct flight_dump *d,
+		     const struct flight_dump_result *r, unsigned long long copy_ns,
+		     unsigned long long overtaken)
+{
+	double held = r->oldest_ns && r->oldest_ns < d->at_ns ?
+			      (double)(d->at_ns - r->oldest_ns) / 1e9 : 0;
+
+	fprintf(stderr, "kmemsnoop: flight recorder dump (%s): %llu events, %.3f s before the "
+			"trigger, in %s (copied in %.2f ms",
+		d->what, r->events, r->first_ns && r->first_ns < d->at_ns ?
+					   (double)(d->at_ns - r->first_ns) / 1e9 : 0.0,
+		r->dir, (double)copy_ns / 1e6);
+	if (d->lost)
+		fprintf(stderr, "; %llu events lost since the dump before", d->lost);
+	if (overtaken)
+		fprintf(stderr, "; %llu blocks overwritten while copied", overtaken);
+	fputs(")\n", stderr);
+	if (d->window_ns && held * 1e9 < (double)d->window_ns && r->oldest_ns &&
+	    f->dumps == 0)
+		fprintf(stderr, "kmemsnoop: the store held %.3f s of the %.3f s asked for: a "
+				"larger store (-b) or filters keep more\n", held,
+			(double)d->window_ns / 1e9);
+}
+
+/* A trigger's dump: the CPUs' stages into the store, the copy, the
+ * recording, the rotation. */
+static int dump(struct flight *f, const struct kmt_flight_trigger *t)
+{
+	struct session *s = f->mode.session;
+	const char *names[SRC_COUNT];
+	struct flight_cpu_records *cpus = calloc(s->ncpus, sizeof(*cpus));
+	struct flight_dump d = { .kind = trigger_words[t->kind < KMT_TRIGGER_KINDS ? t->kind : 0],
+				 .at_ns = t->timestamp,
+				 .window_ns = (unsigned long long)(s->env->flight_window * 1e9),
+				 .ncpus = s->ncpus, .cpu = cpus };
+	unsigned long long copy_ns, overtaken = 0, lost, lost_bytes;
+	struct flight_dump_result res;
+	struct copy_area area;
+	char err[512];
+	int ret;
+
+	if (!cpus)
+		return session_fail(s, "out of memory");
+	beat(f);
+	if (room_for_copy(f, cpus, &area)) {
+		free(cpus);
+		return session_fail(s, "out of memory copying the flight recorder's store");
+	}
+	copy_ns = now_ns();
+	copy_out(f, cpus, &overtaken);
+	copy_ns = now_ns() - copy_ns;
+	if (copy_ns > f->copy_ns_max)
+		f->copy_ns_max = copy_ns;
+	f->overtaken += overtaken;
+	sum_losses(s, &lost, &lost_bytes);
+	d.lost = lost - f->lost_dumped;
+	d.lost_bytes = lost_bytes - f->lost_bytes_dumped;
+	f->lost_dumped = lost;
+	f->lost_bytes_dumped = lost_bytes;
+	describe(f, t, d.what, sizeof(d.what));
+	ret = flightdump_write(s->env->output_dir, &d, &f->hdr, f->gfp, names,
+			       traced_tracepoints(s, names), &res, err, sizeof(err));
+	munmap(area.base, area.len);
+	free(cpus);
+	if (ret) {
+		/* A full disk must not end the recorder: said, counted, and the
+		 * next trigger tries again. */
+		f->dump_failures++;
+		fprintf(stderr, "kmemsnoop: flight recorder dump (%s) failed: %s\n", d.what, err);
+	} else {
+		say_dump(f, &d, &res, copy_ns, overtaken);
+		f->dumps++;
+		f->held_ns_last = res.oldest_ns && res.oldest_ns < d.at_ns ? d.at_ns - res.oldest_ns : 0;
+		if (flightdump_rotate(s->env->output_dir, s->env->flight_keep, err, sizeof(err)) < 0)
+			fprintf(stderr, "kmemsnoop: %s\n", err);
+	}
+	__atomic_store_n(&s->skel->bss->flight_pending, 0, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static int flight_wait(struct mode *m, int ms)
+{
+	struct flight *f = flight_of(m);
+	int ret;
+
+	if (now_ns() >= f->next_beat_ns)
+		beat(f);
+	ret = ring_buffer__poll(f->triggers, ms);
+	if (ret < 0 && ret != -EINTR)
+		return session_fail(m->session, "reading the flight recorder's triggers: %s",
+				    strerror(-ret));
+	if (signals_pending) {
+		struct kmt_flight_trigger t = { .timestamp = now_ns(), .kind = KMT_TRIGGER_SIGNAL };
+
+		f->signals += signals_pending;
+		signals_pending = 0;
+		if (dump(f, &t))
+			return -1;
+	}
+	if (f->has_pending) {
+		f->has_pending = false;
+		if (dump(f, &f->pending))
+			return -1;
+	}
+	return MODE_OK;
+}
+
+static int flight_finish(struct mode *m, bool final)
+{
+	struct flight *f = flight_of(m);
+	const __u64 *fired = m->session->skel->bss->flight_fired;
+	unsigned long long lost, lost_bytes;
+
+	(void)final;
+	sum_losses(m->session, &lost, &lost_bytes);
+	fprintf(stderr, "kmemsnoop: flight recorder: %llu dumps written into %s (%llu failed); "
+			"triggers: %llu OOM kills, %llu failed allocations, %llu signals\n",
+		f->dumps, m->session->env->output_dir, f->dump_failures,
+		(unsigned long long)fired[KMT_TRIGGER_OOM],
+		(unsigned long long)fired[KMT_TRIGGER_FAILED], f->signals);
+	if (f->dumps)
+		fprintf(stderr, "kmemsnoop: the store held %.1f s at the last dump; a copy took "
+				"%.1f ms at most\n", (double)f->held_ns_last / 1e9,
+			(double)f->copy_ns_max / 1e6);
+	if (lost)
+		fprintf(stderr, "kmemsnoop: %llu events lost (%llu bytes): a CPU's stages were "
+				"full\n", lost, lost_bytes);
+	if (f->overtaken)
+		fprintf(stderr, "kmemsnoop: %llu blocks were overwritten while a dump copied them: a "
+				"larger store (-b) keeps them\n", f->overtaken);
+	return 0;
+}
+
+static void flight_destroy(struct mode *m)
+{
+	struct flight *f = flight_of(m);
+
+	signal(SIGUSR1, SIG_DFL);
+	bpf_link__destroy(f->oom_link);
+	flight_release(f);
+	gfp_names_free(f->gfp);
+	free(f->next_seq);
+	free(f);
+}
+
+const struct mode_ops flight_mode = {
+	.name = "flight",
+	.selected = flight_selected,
+	.create = flight_create,
+	.wants = flight_wants,
+	.configure = flight_configure,
+	.loaded = flight_loaded,
+	.start = flight_start,
+	.wait = flight_wait,
+	.finish = flight_finish,
+	.destroy = flight_destroy,
+};
