@@ -611,7 +611,8 @@ const struct opt_spec env_options[] = {
 	  "less on machines of more than 16 CPUs: the largest power of two that keeps all the "
 	  "rings within 256M, e.g. 512K each on 384 CPUs); "
 	  "records that find it full are lost and counted (streaming only: --allocinfo and "
-	  "--hist have no ring buffer)", opt_buffer_size, FLAG(ring_size_set) },
+	  "--hist have no ring buffer); with --flight, the size of each CPU's store instead",
+	  opt_buffer_size, FLAG(ring_size_set) },
 	{ "prog-type", LONG_ONLY(27), required_argument, "=TYPE", GROUP_CONTROL,
 	  "what runs the programs on the tracepoints: auto (the default: classic tracepoint "
 	  "programs where the kernel runs the others preemptibly, 7.0+ with preemptible RCU, "

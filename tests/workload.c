@@ -105,6 +105,22 @@
  *       then mm_page_free order=2 of its page).  Nothing is written.
  *       Needs 1 MiB <= pipe-max-size (the default) or CAP_SYS_RESOURCE.
  *
+ *   openfail N
+ *       Makes itself unkillable by the OOM killer where it may (oom_score_adj
+ *       -1000, CAP_SYS_RESOURCE; prints "unkillable 1", else
+ *       "unkillable 0"), then opens /dev/null up to N times, keeping every
+ *       file open, until an open fails: prints "opened K" and "failed
+ *       ERRNO" (exit status 1 if all N succeeded), then closes them.  In a
+ *       memory cgroup at its limit, the charge of a new file (filp,
+ *       SLAB_ACCOUNT) fails, the OOM killer finds no victim, and the
+ *       allocation returns NULL: kmem_cache_alloc with ptr 0.
+ *
+ *   hog MIB
+ *       Maps MIB MiB of anonymous memory and touches it a page at a time
+ *       (a page fault, one order-0 mm_page_alloc, each), printing
+ *       "touched N" every 256 pages: in a memory cgroup smaller than that,
+ *       the OOM killer ends it, and the last line says how far it got.
+ *
  *   openclose N
  *       N x open("/dev/null") + close: each pair makes three
  *       kmem_cache_alloc (names_cache from getname_flags, filp from
@@ -256,7 +272,7 @@ usage(const char *fmt, ...)
 	fputs("usage: workload [--wait] COMMAND ARGS [+ COMMAND ARGS]...\n"
 	      "commands: msg SIZE COUNT | msg-hold SIZE COUNT | bpfarray-hold KIB | fork-msg SIZE COUNT |\n"
 	      "          thread-msg SIZE COUNT (alone) | pingpong SIZE COUNT |\n"
-	      "          pipe PAGES | piperesize N | openclose N |\n"
+	      "          pipe PAGES | piperesize N | openclose N | openfail N | hog MIB |\n"
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
 	      "          pages-rounds SECONDS PAGES |\n"
 	      "          percpu-map-hold ENTRIES SIZE | uring-hold N | semundo-rm N |\n"
@@ -568,6 +584,62 @@ static void do_openclose(long n)
 	}
 }
 
+/* Writes "-1000" to /proc/self/oom_score_adj, so that the OOM killer
+ * never chooses this process: needs CAP_SYS_RESOURCE.  Whether it could. */
+static int never_oom_killed(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	int ok = fd >= 0 && write(fd, "-1000", 5) == 5;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void do_openfail(long n)
+{
+	struct rlimit rl;
+	long opened = 0;
+
+	say("unkillable %d\n", never_oom_killed());
+	/* As many files as the hard limit allows (raising it needs
+	 * CAP_SYS_RESOURCE too). */
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		die("getrlimit(RLIMIT_NOFILE)");
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die("setrlimit(RLIMIT_NOFILE)");
+	if (rl.rlim_max != RLIM_INFINITY && (long)rl.rlim_max < n + 64)
+		n = (long)rl.rlim_max - 64;
+	for (; opened < n; opened++) {
+		if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0)
+			break;
+	}
+	say("opened %ld\n", opened);
+	if (opened == n)
+		die("every open succeeded");
+	say("failed %d\n", errno);
+	for (long fd = 3; fd < n + 64; fd++)
+		close((int)fd);
+}
+
+static void do_hog(long mib)
+{
+	long page = sysconf(_SC_PAGESIZE), pages = mib * (1024 * 1024 / page);
+	char *p = mmap(NULL, (size_t)pages * page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap");
+	for (long i = 0; i < pages; i++) {
+		p[i * page] = 1;
+		if ((i + 1) % 256 == 0)
+			say("touched %ld\n", i + 1);
+	}
+	say("touched %ld\n", pages);
+	munmap(p, (size_t)pages * page);
+}
+
 static void do_fork_msg(long size, long count)
 {
 	int status;
@@ -859,7 +931,7 @@ static void parse_step(char **av, int n, struct step *st)
 		want = 2;
 	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize") ||
 		 !strcmp(cmd, "bpfarray-hold") || !strcmp(cmd, "uring-hold") ||
-		 !strcmp(cmd, "semundo-rm"))
+		 !strcmp(cmd, "semundo-rm") || !strcmp(cmd, "openfail") || !strcmp(cmd, "hog"))
 		want = 1;
 	else if (!strcmp(cmd, "noise") || !strcmp(cmd, "pages-rounds"))
 		want = 2;
@@ -878,6 +950,10 @@ static void parse_step(char **av, int n, struct step *st)
 		st->a = number(av[1], 1, PIPE_MAX_PAGES, "PAGES");
 	} else if (!strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize")) {
 		st->a = number(av[1], 0, 100000000, "N");
+	} else if (!strcmp(cmd, "openfail")) {
+		st->a = number(av[1], 1, 10000000, "N");
+	} else if (!strcmp(cmd, "hog")) {
+		st->a = number(av[1], 1, 1 << 20, "MIB");
 	} else if (!strcmp(cmd, "bpfarray-hold")) {
 		st->a = number(av[1], 4, 1024 * 1024, "KIB");
 	} else if (!strcmp(cmd, "uring-hold")) {
@@ -929,6 +1005,10 @@ static void run_step(const struct step *st)
 		do_pipe(st->a);
 	else if (!strcmp(st->cmd, "openclose"))
 		do_openclose(st->a);
+	else if (!strcmp(st->cmd, "openfail"))
+		do_openfail(st->a);
+	else if (!strcmp(st->cmd, "hog"))
+		do_hog(st->a);
 	else if (!strcmp(st->cmd, "piperesize"))
 		do_piperesize(st->a);
 	else if (!strcmp(st->cmd, "bpfarray-hold"))

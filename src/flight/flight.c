@@ -374,15 +374,21 @@ static bool copy_block(const struct flight *f, int cpu, unsigned long long seq,
 
 /*
  * Each CPU's blocks not dumped yet that the store still holds, oldest
- * first, copied into cpus; those a writer took are counted in *lost.
+ * first, copied into cpus; those a writer took are counted in *lost, and
+ * *went_round set when some were overwritten before the copy.
  * What does not fit the room made stays for the next dump.
  */
-static void copy_out(struct flight *f, struct flight_cpu_records *cpus, unsigned long long *lost)
+static void copy_out(struct flight *f, struct flight_cpu_records *cpus, unsigned long long *lost,
+		     bool *went_round)
 {
 	for (int cpu = 0; cpu < f->mode.session->ncpus; cpu++) {
 		unsigned long long head = head_of(f, cpu), seq;
 
-		for (seq = first_to_copy(f, cpu, head); seq < head; seq++) {
+		seq = first_to_copy(f, cpu, head);
+		/* Blocks since the dump before were overwritten. */
+		if (seq > f->next_seq[cpu])
+			*went_round = true;
+		for (; seq < head; seq++) {
 			if (cpus[cpu].len + KMT_FLIGHT_DATA > cpus[cpu].cap)
 				break;
 			if (!copy_block(f, cpu, seq, &cpus[cpu]))
@@ -426,9 +432,8 @@ static void describe(struct flight *f, const struct kmt_flight_trigger *t, char 
 
 
 /* The dump's line on stderr. */
-static void say_dump(const struct flight *f, const struct flight_dump *d,
-		     const struct flight_dump_result *r, unsigned long long copy_ns,
-		     unsigned long long overtaken)
+static void say_dump(const struct flight_dump *d, const struct flight_dump_result *r,
+		     unsigned long long copy_ns, unsigned long long overtaken, bool went_round)
 {
 	double held = r->oldest_ns && r->oldest_ns < d->at_ns ?
 			      (double)(d->at_ns - r->oldest_ns) / 1e9 : 0;
@@ -443,11 +448,10 @@ static void say_dump(const struct flight *f, const struct flight_dump *d,
 	if (overtaken)
 		fprintf(stderr, "; %llu blocks overwritten while copied", overtaken);
 	fputs(")\n", stderr);
-	if (d->window_ns && held * 1e9 < (double)d->window_ns && r->oldest_ns &&
-	    f->dumps == 0)
-		fprintf(stderr, "kmemsnoop: the store held %.3f s of the %.3f s asked for: a "
-				"larger store (-b) or filters keep more\n", held,
-			(double)d->window_ns / 1e9);
+	/* Short of what was asked for, or of the time since the dump before. */
+	if (went_round && (!d->window_ns || held * 1e9 < (double)d->window_ns))
+		fprintf(stderr, "kmemsnoop: the store was full: this dump reaches %.3f s back; a "
+				"larger store (-b) or filters keep more\n", held);
 }
 
 /* A trigger's dump: the CPUs' stages into the store, the copy, the
@@ -464,6 +468,7 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 	unsigned long long copy_ns, overtaken = 0, lost, lost_bytes;
 	struct flight_dump_result res;
 	struct copy_area area;
+	bool went_round = false;
 	char err[512];
 	int ret;
 
@@ -475,7 +480,7 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 		return session_fail(s, "out of memory copying the flight recorder's store");
 	}
 	copy_ns = now_ns();
-	copy_out(f, cpus, &overtaken);
+	copy_out(f, cpus, &overtaken, &went_round);
 	copy_ns = now_ns() - copy_ns;
 	if (copy_ns > f->copy_ns_max)
 		f->copy_ns_max = copy_ns;
@@ -496,7 +501,7 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 		f->dump_failures++;
 		fprintf(stderr, "kmemsnoop: flight recorder dump (%s) failed: %s\n", d.what, err);
 	} else {
-		say_dump(f, &d, &res, copy_ns, overtaken);
+		say_dump(&d, &res, copy_ns, overtaken, went_round);
 		f->dumps++;
 		f->held_ns_last = res.oldest_ns && res.oldest_ns < d.at_ns ? d.at_ns - res.oldest_ns : 0;
 		if (flightdump_rotate(s->env->output_dir, s->env->flight_keep, err, sizeof(err)) < 0)

@@ -4,7 +4,8 @@
 # kmemsnoop under faults: killed, doubled, its output removed, its memory
 # cut short.
 #   faults.sigkill.MODE   SIGKILL while tracing in each mode (text, -o,
-#                         --hist, --allocinfo, --stat, --listen) leaves none
+#                         --hist, --allocinfo, --stat, --listen, --flight
+#                         armed) leaves none
 #                         of the BPF programs, maps and links it held: their
 #                         ids (read from its /proc/PID/fdinfo, not from a
 #                         listing by name: other kmemsnoop instances may run
@@ -37,7 +38,7 @@
 # charges BPF memory to memlock (5.10) or to the memory cgroup (7.x).
 . "$(dirname "$0")/../lib.sh"
 
-SIGKILL_MODES=(text output hist allocinfo stat listen)
+SIGKILL_MODES=(text output hist allocinfo stat listen flight)
 for m in "${SIGKILL_MODES[@]}"; do TESTS+=("faults.sigkill.$m"); done
 TESTS+=(faults.two_instances faults.outdir_removed.exit_status
 	faults.outdir_removed.error_line faults.outdir_removed.no_crash
@@ -95,6 +96,7 @@ else
 	sigkill_mode allocinfo --allocinfo
 	sigkill_mode stat --stat
 	sigkill_mode listen --listen "127.0.0.1:$(listen_port)"
+	sigkill_mode flight --flight -o "$WORK/killed.flight"
 fi
 
 # ---------------------------------------------------------------- two instances

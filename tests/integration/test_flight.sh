@@ -1,0 +1,282 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# --flight -o DIR: the flight recorder, each trigger for real.
+#   flight.usage    --flight without -o, --flight-keep without --flight and
+#                   a bad SECONDS: exit 2 and one line that says why
+#   flight.signal   "-c workload": a workload sends MSG_A messages of SIZE_A,
+#                   SIGUSR1; another sends MSG_B of SIZE_B, SIGUSR1: two
+#                   dumps, the first with exactly the first's MSG_A load_msg
+#                   kmallocs, the second with exactly the second's MSG_B and
+#                   none of the first's (a dump holds what came after the one
+#                   before)
+#   flight.header   the dumps' header files name the trigger (SIGUSR1), and
+#                   -i prints it
+#   flight.read     -i DUMP --stat --caller reads a dump: its load_msg row
+#                   has the MSG_A hits
+#   flight.window   --flight=1: MSG_A messages, a pause of 2.5 s, MSG_B,
+#                   SIGUSR1: the dump holds the MSG_B and none of the MSG_A,
+#                   and its header says the second asked for
+#   flight.rotation --flight-keep=2: three SIGUSR1, two dumps left, the
+#                   two newest
+#   flight.failed   a workload in a memory cgroup at its limit (its OOM
+#                   killer off, cgroup v1, or the workload out of its
+#                   reach, oom_score_adj -1000) opens files until an open
+#                   fails: the dump is a "failed" one naming the workload,
+#                   and holds exactly its file allocations (alloc_empty_file:
+#                   its K opens of /dev/null and the one of oom_score_adj)
+#                   and the failed one (ptr 0)
+#   flight.oom      -p PID: a workload touches anonymous memory in a memory
+#                   cgroup of OOM_MIB MiB until the OOM killer kills it: the
+#                   dump is an "oom" one naming the workload's pid, and
+#                   holds at least as many of its order-0 page allocations
+#                   as pages it said it touched
+#
+# vmtest: host only: the triggers and dumps are user space over the stream's
+# BPF code; the OOM killer writes a call trace on the console, which
+# vm.kernel_log would take for a complaint.
+. "$(dirname "$0")/../lib.sh"
+
+TESTS=(flight.usage flight.signal flight.header flight.read flight.window flight.rotation
+	flight.failed flight.oom)
+
+require_root
+require_kmemsnoop
+require_workload
+
+SIZE_A=100
+MSG_A=40
+SIZE_B=300
+MSG_B=60
+OOM_MIB=48
+
+# dumps_said ID: the dumps instance ID has said it wrote, one directory a line.
+dumps_said() {
+	sed -n 's/^kmemsnoop: flight recorder dump (.*, in \(.*\) (copied in .*/\1/p' "$(ks_err "$1")"
+}
+
+# wait_dumps ID N: until instance ID has said N dumps (20 s at most).
+wait_dumps() {
+	local end=$((SECONDS + 20))
+	while [ "$(dumps_said "$1" | wc -l)" -lt "$2" ]; do
+		[ $SECONDS -ge $end ] && return 1
+		nap 0.1
+	done
+}
+
+# load_msgs DUMP PID SIZE: the load_msg kmallocs of SIZE-byte messages by
+# PID in the dump.
+load_msgs() {
+	"$KMEMSNOOP" -i "$1" 2>/dev/null |
+		grep -E -- "-$2 +\[[0-9]+\] +[0-9.]+: kmalloc: call_site=load_msg\+[^ ]* ptr=[^ ]* bytes_req=$((48 + $3)) " |
+		wc -l
+}
+
+# run_msgs ID SIZE COUNT: a workload that sends and receives COUNT
+# messages; its pid.
+run_msgs() {
+	wl_start "$1" msg "$2" "$3" && wl_run "$1" && echo "${WL_PID[$1]}"
+}
+
+usage() {
+	local bad= out
+	for args in "--flight" "--flight-keep=2 -o $WORK/u" "--flight=abc -o $WORK/u" "--flight -o $WORK/u --hist"; do
+		# shellcheck disable=SC2086
+		out=$("$KMEMSNOOP" $args 2>&1 >/dev/null)
+		rc=$?
+		if [ $rc -ne 2 ] || [ "$(echo "$out" | wc -l)" -ne 1 ] || ! echo "$out" | grep -q '^kmemsnoop: '; then
+			bad+="'$args': status $rc, '$(echo "$out" | first_lines 2)'; "
+		fi
+	done
+	[ -z "$bad" ]
+	check $? flight.usage "$bad"
+}
+usage
+
+# ---------------------------------------------------------------- SIGUSR1
+
+signal_tests() {
+	local dir=$WORK/sig pa pb d1 d2 a1 b1 a2 b2
+	if ! ks_start sig --flight -o "$dir" -c workload; then
+		fail_rest flight.signal flight.header flight.read "$(ks_start_fail_why sig)"
+		return
+	fi
+	pa=$(run_msgs wla "$SIZE_A" "$MSG_A")
+	kill -USR1 "${KS_PID[sig]}"
+	wait_dumps sig 1
+	pb=$(run_msgs wlb "$SIZE_B" "$MSG_B")
+	kill -USR1 "${KS_PID[sig]}"
+	wait_dumps sig 2
+	ks_stop sig
+	d1=$(dumps_said sig | sed -n 1p)
+	d2=$(dumps_said sig | sed -n 2p)
+	if [ -z "$pa" ] || [ -z "$pb" ] || [ -z "$d2" ]; then
+		fail_rest flight.signal flight.header flight.read "workloads ${pa:-failed} and ${pb:-failed}, dumps said: '$(dumps_said sig | tr '\n' ' ')' ($(first_lines 3 <"$(ks_err sig)"))"
+		return
+	fi
+	a1=$(load_msgs "$d1" "$pa" "$SIZE_A")
+	b1=$(load_msgs "$d1" "$pb" "$SIZE_B")
+	a2=$(load_msgs "$d2" "$pa" "$SIZE_A")
+	b2=$(load_msgs "$d2" "$pb" "$SIZE_B")
+	[ "$a1" = "$MSG_A" ] && [ "$b1" = 0 ] && [ "$a2" = 0 ] && [ "$b2" = "$MSG_B" ]
+	check $? flight.signal "load_msg kmallocs: first dump $a1 of the first workload and $b1 of the second, second dump $a2 and $b2 (want $MSG_A, 0, 0, $MSG_B)"
+
+	grep -qx 'flight_trigger=SIGUSR1' "$d1/header" && grep -qx 'flight_trigger=SIGUSR1' "$d2/header" &&
+		"$KMEMSNOOP" -i "$d1" 2>/dev/null | grep -q '^# flight recorder dump, trigger: SIGUSR1 at '
+	check $? flight.header "the headers: '$(grep flight_ "$d1/header" | tr '\n' ' ')', -i: '$("$KMEMSNOOP" -i "$d1" 2>&1 | grep -m1 flight)'"
+
+	"$KMEMSNOOP" -i "$d1" --stat --caller >"$WORK/sig.stat" 2>"$WORK/sig.stat.err"
+	rc=$?
+	row=$(grep -m1 ' load_msg+' "$WORK/sig.stat")
+	hits=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $4); print $4}')
+	[ $rc -eq 0 ] && [ "$hits" = "$MSG_A" ]
+	check $? flight.read "-i DUMP --stat --caller: status $rc, load_msg row '$row' (want $MSG_A hits): $(first_lines 2 <"$WORK/sig.stat.err")"
+}
+signal_tests
+
+window_test() {
+	local dir=$WORK/win pa pb d a b
+	if ! ks_start win --flight=1 -o "$dir" -c workload; then
+		fail flight.window "$(ks_start_fail_why win)"
+		return
+	fi
+	pa=$(run_msgs wwa "$SIZE_A" "$MSG_A")
+	sleep 2.5
+	pb=$(run_msgs wwb "$SIZE_B" "$MSG_B")
+	kill -USR1 "${KS_PID[win]}"
+	wait_dumps win 1
+	ks_stop win
+	d=$(dumps_said win | sed -n 1p)
+	if [ -z "$d" ] || [ -z "$pa" ] || [ -z "$pb" ]; then
+		fail flight.window "no dump, or a workload failed: $(first_lines 3 <"$(ks_err win)")"
+		return
+	fi
+	a=$(load_msgs "$d" "$pa" "$SIZE_A")
+	b=$(load_msgs "$d" "$pb" "$SIZE_B")
+	[ "$a" = 0 ] && [ "$b" = "$MSG_B" ] && grep -qx 'flight_window_ns=1000000000' "$d/header"
+	check $? flight.window "the dump of the last second holds $a of the first workload's messages (2.5 s before, want 0) and $b of the second's (want $MSG_B); header: '$(grep flight_window "$d/header")'"
+}
+window_test
+
+rotation_test() {
+	local dir=$WORK/rot left want
+	if ! ks_start rot --flight --flight-keep=2 -o "$dir" -c workload; then
+		fail flight.rotation "$(ks_start_fail_why rot)"
+		return
+	fi
+	for n in 1 2 3; do
+		kill -USR1 "${KS_PID[rot]}"
+		wait_dumps rot "$n"
+		sleep 0.01 # the names have milliseconds: distinct ones
+	done
+	ks_stop rot
+	left=$(cd "$dir" && ls -d ./*/ 2>/dev/null | sed 's#^\./##; s#/$##' | sort | tr '\n' ' ')
+	want=$(dumps_said rot | sed -n '2,3p' | xargs -n1 basename 2>/dev/null | sort | tr '\n' ' ')
+	[ "$(dumps_said rot | wc -l)" = 3 ] && [ -n "$want" ] && [ "$left" = "$want" ]
+	check $? flight.rotation "after 3 dumps ($(dumps_said rot | wc -l) said) with --flight-keep=2, left: '$left', want the newest two: '$want'"
+}
+rotation_test
+
+# ---------------------------------------------------------------- memory cgroups
+
+# in_memcg ID MIB_ABOVE ARGS...: workload ARGS started held, moved into the
+# cgroup, the limit set MIB_ABOVE MiB above what the cgroup holds then.
+in_memcg() {
+	local id=$1 above=$2 used
+	shift 2
+	wl_start "$id" "$@" || return 1
+	echo "${WL_PID[$id]}" >"$MEMCG/cgroup.procs" || return 1
+	if [ "$MEMCG_V" = 2 ]; then
+		used=$(cat "$MEMCG/memory.current")
+	else
+		used=$(cat "$MEMCG/memory.usage_in_bytes")
+	fi
+	memcg_limit $((used + (above << 20)))
+}
+
+failed_test() {
+	local dir=$WORK/fail pid d opened files nulls why
+	if ! memcg_create flightfail; then
+		skip flight.failed "$MEMCG_WHY"
+		return
+	fi
+	# cgroup v1: its OOM killer off, the charge fails at once; v2 has no
+	# such switch: the workload makes itself unkillable, if it may.
+	[ "$MEMCG_V" = 1 ] && echo 1 >"$MEMCG/memory.oom_control" 2>/dev/null
+	if ! ks_start fail --flight -o "$dir" -c workload; then
+		fail flight.failed "$(ks_start_fail_why fail)"
+		memcg_remove
+		return
+	fi
+	if ! in_memcg wfail 1 openfail 1000000; then
+		fail flight.failed "the workload did not start in $MEMCG: $(head -c 200 "$WORK/wfail.werr")"
+		wl_kill wfail
+		ks_stop fail
+		memcg_remove
+		return
+	fi
+	pid=${WL_PID[wfail]}
+	wl_run wfail
+	wait_dumps fail 1
+	ks_stop fail
+	memcg_remove
+	opened=$(wl_field wfail opened)
+	if [ "$MEMCG_V" = 2 ] && [ "$(wl_field wfail unkillable)" != 1 ]; then
+		skip flight.failed "cgroup v2 has no switch for its OOM killer, and the workload cannot make itself unkillable (oom_score_adj needs CAP_SYS_RESOURCE)"
+		return
+	fi
+	d=$(dumps_said fail | sed -n 1p)
+	if [ -z "$d" ] || [ -z "$opened" ]; then
+		fail flight.failed "no dump (workload: status ${WL_RC[wfail]}, '$(tr '\n' ' ' <"$WORK/wfail.wout")'): $(first_lines 3 <"$(ks_err fail)")"
+		return
+	fi
+	"$KMEMSNOOP" -i "$d" 2>/dev/null | grep -E -- "-$pid +\[" >"$WORK/fail.lines"
+	files=$(grep -c ': kmem_cache_alloc: call_site=alloc_empty_file+[^ ]* ptr=[0-9a-f]*[1-9a-f][0-9a-f]* ' "$WORK/fail.lines")
+	nulls=$(grep -Ec ': kmem_cache_alloc: call_site=[^ ]* ptr=0+ ' "$WORK/fail.lines")
+	why="dump $(basename "$d"), trigger '$(sed -n 's/^flight_trigger=//p' "$d/header")': $files file allocations of pid $pid (it opened $opened files and oom_score_adj), $nulls failed ones"
+	case $(basename "$d") in *-failed) ;; *) why="not a failed allocation's dump: $why" ;; esac
+	[[ $d == *-failed ]] && grep -q "^flight_trigger=failed kmem_cache_alloc: .*pid $pid (workload)\$" "$d/header" &&
+		[ "$files" = $((opened + 1)) ] && [ "$nulls" -ge 1 ]
+	check $? flight.failed "$why"
+}
+failed_test
+
+oom_test() {
+	local dir=$WORK/oom pid d touched pages why
+	if ! memcg_create flightoom; then
+		skip flight.oom "$MEMCG_WHY"
+		return
+	fi
+	if ! wl_start woom hog $((OOM_MIB * 4)); then
+		fail flight.oom "the workload did not start: $(head -c 200 "$WORK/woom.werr")"
+		memcg_remove
+		return
+	fi
+	pid=${WL_PID[woom]}
+	echo "$pid" >"$MEMCG/cgroup.procs"
+	memcg_limit $((OOM_MIB << 20))
+	if ! ks_start oom --flight -o "$dir" -p "$pid"; then
+		fail flight.oom "$(ks_start_fail_why oom)"
+		wl_kill woom
+		memcg_remove
+		return
+	fi
+	wl_run woom
+	wait_dumps oom 1
+	ks_stop oom
+	memcg_remove
+	touched=$(awk '$1 == "touched" { n = $2 } END { print n + 0 }' "$WORK/woom.wout")
+	d=$(dumps_said oom | sed -n 1p)
+	if [ "${WL_RC[woom]}" != 137 ] || [ -z "$d" ]; then
+		fail flight.oom "the workload ended with status ${WL_RC[woom]} (want 137, SIGKILL) after touching $touched pages; dumps: '$(dumps_said oom)': $(first_lines 3 <"$(ks_err oom)")"
+		return
+	fi
+	pages=$("$KMEMSNOOP" -i "$d" 2>/dev/null | grep -Ec -- "-$pid +\[[0-9]+\] +[0-9.]+: mm_page_alloc: .* order=0 ")
+	why="dump $(basename "$d"), trigger '$(sed -n 's/^flight_trigger=//p' "$d/header")': $pages order-0 page allocations of pid $pid, which touched $touched pages"
+	[[ $d == *-oom ]] && grep -q "^flight_trigger=oom: victim pid $pid" "$d/header" &&
+		[ "$touched" -gt 0 ] && [ "$pages" -ge "$touched" ]
+	check $? flight.oom "$why"
+}
+oom_test
+
+finish
