@@ -16,10 +16,13 @@
 # Run as root after make: sudo make bench.  Environment:
 #   ROUNDS (5), SECONDS_PER_RUN (3), WORKLOADS ("openclose pages threads"),
 #   VARIANTS (all available of: untraced floor text binary allocinfo hist
-#   live both stat statstream ftrace perf bpftrace; "both" is --hist
-#   --allocinfo in one run, "stat" --stat --caller (counted in BPF maps),
-#   "statstream" the same with --stat-stream (every event streamed to user
-#   space)), KEEP=1 keeps the scratch directory.
+#   live both stat statstream flight ftrace ftraceflight perf perfflight
+#   bpftrace; "both" is --hist --allocinfo in one run, "stat" --stat
+#   --caller (counted in BPF maps), "statstream" the same with --stat-stream
+#   (every event streamed to user space), "flight" --flight -o armed (no
+#   trigger), "ftraceflight" the kmem events in an ftrace ring in overwrite
+#   mode with no reader, "perfflight" perf record --overwrite on them),
+#   KEEP=1 keeps the scratch directory.
 #   OUTPUT_PARENT: where -o's recordings go (default /dev/shm, a tmpfs: the
 #   tracer's cost without a disk's; a directory on a disk measures what
 #   users get, the cpu files then written with O_DIRECT).
@@ -68,7 +71,7 @@ has_mode() { "$KS" --help 2>/dev/null | grep -q -- "--$1"; }
 
 # Variants run by kmemsnoop, whose @base twins run BASELINE.
 is_kmemsnoop_variant() {
-	case ${1%@base} in text | binary | allocinfo | hist | live | both | stat | statstream) return 0 ;; esac
+	case ${1%@base} in text | binary | allocinfo | hist | live | both | stat | statstream | flight) return 0 ;; esac
 	return 1
 }
 
@@ -85,12 +88,13 @@ available_variants() {
 	"$KS" --hist --allocinfo -d 0.1 >/dev/null 2>&1 && v+=(both)
 	has_mode stat && v+=(stat)
 	has_mode stat-stream && v+=(statstream)
+	has_mode flight && v+=(flight)
 	if tracefs_ready; then
-		v+=(ftrace)
+		v+=(ftrace ftraceflight)
 	else
 		echo "bench: no tracefs: ftrace left out" >&2
 	fi
-	command -v perf >/dev/null && v+=(perf) || echo "bench: no perf: left out" >&2
+	command -v perf >/dev/null && v+=(perf perfflight) || echo "bench: no perf: left out" >&2
 	command -v bpftrace >/dev/null && v+=(bpftrace) || echo "bench: no bpftrace: left out" >&2
 	echo "${v[@]}"
 }
@@ -125,6 +129,8 @@ start_kmemsnoop() {
 	stat) "$ks" --stat --caller >/dev/null 2>"$err" & ;;
 	# --stat-stream: every slab event through the stream into the tables.
 	statstream) "$ks" --stat --caller --stat-stream >/dev/null 2>"$err" & ;;
+	# The flight recorder armed: every event into its store, none read.
+	flight) rm -rf "$outdir/flight"; "$ks" --flight -o "$outdir/flight" 2>"$err" & ;;
 	esac
 	PID=$!
 	wait_for "$err" Tracing
@@ -179,6 +185,23 @@ stop_ftrace() {
 	rmdir "$inst"
 }
 
+# ftrace as a flight recorder: the ring in overwrite mode (the oldest
+# events give way), as large as kmemsnoop's store, nobody reading it.
+start_ftraceflight() {
+	local inst=$TRACEFS/instances/kmsbench
+	mkdir -p "$inst" || return 1
+	echo 16384 >"$inst/buffer_size_kb"
+	echo 1 >"$inst/options/overwrite"
+	ftrace_events 1
+	PID=
+}
+
+stop_ftraceflight() {
+	ftrace_events 0
+	rmdir "$TRACEFS/instances/kmsbench"
+	COUNTS="- -"
+}
+
 start_perf() {
 	perf kmem --slab --page record -o "$tmp/perf.data" >"$tmp/perf.err" 2>&1 &
 	PID=$!
@@ -194,6 +217,24 @@ stop_perf() {
 	lost=$(awk '/LOST_SAMPLES events:|^ *LOST events:/ { s += $3 } END { print s + 0 }' <<<"$stats")
 	COUNTS="${events:-0} $lost"
 	rm -f "$tmp/perf.data"
+}
+
+# perf as a flight recorder: the kmem events into backward rings of 16 MiB
+# a CPU that it writes out on SIGUSR2 only (none sent here).
+start_perfflight() {
+	local args=() e
+	for e in $KMEM_EVENTS; do args+=(-e "kmem:$e"); done
+	perf record --overwrite --switch-output=signal -m 4096 -a "${args[@]}" \
+		-o "$tmp/perfflight.data" >"$tmp/perfflight.err" 2>&1 &
+	PID=$!
+	sleep 1 # no ready message
+}
+
+stop_perfflight() {
+	kill -INT "$PID"
+	wait "$PID"
+	rm -f "$tmp"/perfflight.data*
+	COUNTS="- -"
 }
 
 start_bpftrace() {
@@ -224,7 +265,7 @@ run_variant() {
 		start_kmemsnoop "${v%@base}" "$BASELINE" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
-	text | binary | allocinfo | hist | live | both | stat | statstream)
+	text | binary | allocinfo | hist | live | both | stat | statstream | flight)
 		start_kmemsnoop "$v" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
@@ -270,8 +311,11 @@ label() {
 	both) echo "kmemsnoop --hist --allocinfo" ;;
 	stat) echo "kmemsnoop --stat --caller (BPF maps)" ;;
 	statstream) echo "kmemsnoop --stat --caller --stat-stream" ;;
+	flight) echo "kmemsnoop --flight -o, armed" ;;
 	ftrace) echo "ftrace, trace_pipe" ;;
+	ftraceflight) echo "ftrace, overwrite, no reader" ;;
 	perf) echo "perf kmem record" ;;
+	perfflight) echo "perf record --overwrite" ;;
 	bpftrace) echo "bpftrace, count()" ;;
 	esac
 }
@@ -326,7 +370,7 @@ report_user_space() {
 
 read -r -a VARIANTS_RUN <<<"${VARIANTS:-$(available_variants)}"
 for v in "${VARIANTS_RUN[@]}"; do
-	[ "$v" != ftrace ] || tracefs_ready || die "no tracefs at $TRACEFS for the ftrace variant"
+	case $v in ftrace | ftraceflight) tracefs_ready || die "no tracefs at $TRACEFS for the $v variant" ;; esac
 done
 if [ -n "${BASELINE:-}" ]; then
 	[ -x "$BASELINE" ] || die "BASELINE=$BASELINE is not an executable"

@@ -6,8 +6,9 @@
  * that failed, or SIGUSR1.  A trigger copies out the blocks not dumped
  * yet, and the copy is written as a recording of its own (flightdump.c).
  *
- * The store is an mmap'ed BPF array: reading it costs no system call per
- * block, and it is never stopped: the CPUs write on while it is copied,
+ * The store is a BPF array, mapped only for a dump (mapped, its 16 MiB a
+ * CPU would count in kmemsnoop's resident memory all along): reading it
+ * costs no system call per block, and it is never stopped: the CPUs write on while it is copied,
  * oldest block first, away from where they write.  A block a CPU
  * overwrote while it was copied (it went round the whole store meanwhile)
  * is left out and counted.  Stopping the writers instead lost events: a
@@ -178,9 +179,6 @@ static void flight_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 
 static void flight_release(struct flight *f)
 {
-	if (f->store)
-		munmap(f->store, f->store_len);
-	f->store = NULL;
 	ring_buffer__free(f->triggers);
 	f->triggers = NULL;
 }
@@ -196,24 +194,36 @@ static int on_trigger(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* After load (again after a fallback): the store mapped, the triggers' ring. */
+/* The store mapped for a dump.  0, or -1 with the reason said. */
+static int map_store(struct flight *f)
+{
+	struct session *s = f->mode.session;
+
+	f->store_len = (size_t)f->blocks * s->ncpus * sizeof(struct kmt_flight_block);
+	f->store = mmap(NULL, f->store_len, PROT_READ, MAP_SHARED,
+			bpf_map__fd(s->skel->maps.flight_store), 0);
+	if (f->store != MAP_FAILED)
+		return 0;
+	f->store = NULL;
+	fprintf(stderr, "kmemsnoop: cannot map the flight recorder's store (%zu bytes): %s\n",
+		f->store_len, strerror(errno));
+	return -1;
+}
+
+static void unmap_store(struct flight *f)
+{
+	if (f->store)
+		munmap(f->store, f->store_len);
+	f->store = NULL;
+}
+
+/* After load (again after a fallback): the triggers' ring. */
 static int flight_loaded(struct mode *m)
 {
 	struct flight *f = flight_of(m);
 	struct session *s = m->session;
-	int fd = bpf_map__fd(s->skel->maps.flight_store);
 
 	flight_release(f);
-	f->store_len = (size_t)f->blocks * s->ncpus * sizeof(struct kmt_flight_block);
-	f->store = mmap(NULL, f->store_len, PROT_READ, MAP_SHARED, fd, 0);
-	if (f->store == MAP_FAILED) {
-		int e = errno;
-
-		f->store = NULL;
-		session_fail(s, "mapping the flight recorder's store (%zu bytes): %s", f->store_len,
-			     strerror(e));
-		return session_refused(s, e);
-	}
 	f->triggers = ring_buffer__new(bpf_map__fd(s->skel->maps.flight_triggers), on_trigger, f,
 				       NULL);
 	if (!f->triggers)
@@ -479,9 +489,18 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 		free(cpus);
 		return session_fail(s, "out of memory copying the flight recorder's store");
 	}
+	if (map_store(f)) {
+		/* Said; the next trigger tries again. */
+		f->dump_failures++;
+		munmap(area.base, area.len);
+		free(cpus);
+		__atomic_store_n(&s->skel->bss->flight_pending, 0, __ATOMIC_SEQ_CST);
+		return 0;
+	}
 	copy_ns = now_ns();
 	copy_out(f, cpus, &overtaken, &went_round);
 	copy_ns = now_ns() - copy_ns;
+	unmap_store(f);
 	if (copy_ns > f->copy_ns_max)
 		f->copy_ns_max = copy_ns;
 	f->overtaken += overtaken;
