@@ -443,16 +443,18 @@ static void describe(struct flight *f, const struct kmt_flight_trigger *t, char 
 
 /* The dump's line on stderr. */
 static void say_dump(const struct flight_dump *d, const struct flight_dump_result *r,
-		     unsigned long long copy_ns, unsigned long long overtaken, bool went_round)
+		     unsigned long long copy_ns, unsigned long long write_ns,
+		     unsigned long long overtaken, bool went_round)
 {
 	double held = r->oldest_ns && r->oldest_ns < d->at_ns ?
 			      (double)(d->at_ns - r->oldest_ns) / 1e9 : 0;
 
 	fprintf(stderr, "kmemsnoop: flight recorder dump (%s): %llu events, %.3f s before the "
-			"trigger, in %s (copied in %.2f ms",
+			"trigger, in %s (copied in %.2f ms, %.1f MiB written in %.0f ms",
 		d->what, r->events, r->first_ns && r->first_ns < d->at_ns ?
 					   (double)(d->at_ns - r->first_ns) / 1e9 : 0.0,
-		r->dir, (double)copy_ns / 1e6);
+		r->dir, (double)copy_ns / 1e6, (double)r->bytes / (1 << 20),
+		(double)write_ns / 1e6);
 	if (d->lost)
 		fprintf(stderr, "; %llu events lost since the dump before", d->lost);
 	if (overtaken)
@@ -475,7 +477,7 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 				 .at_ns = t->timestamp,
 				 .window_ns = (unsigned long long)(s->env->flight_window * 1e9),
 				 .ncpus = s->ncpus, .cpu = cpus };
-	unsigned long long copy_ns, overtaken = 0, lost, lost_bytes;
+	unsigned long long copy_ns, write_ns, overtaken = 0, lost, lost_bytes;
 	struct flight_dump_result res;
 	struct copy_area area;
 	bool went_round = false;
@@ -510,8 +512,10 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 	f->lost_dumped = lost;
 	f->lost_bytes_dumped = lost_bytes;
 	describe(f, t, d.what, sizeof(d.what));
+	write_ns = now_ns();
 	ret = flightdump_write(s->env->output_dir, &d, &f->hdr, f->gfp, names,
 			       traced_tracepoints(s, names), &res, err, sizeof(err));
+	write_ns = now_ns() - write_ns;
 	munmap(area.base, area.len);
 	free(cpus);
 	if (ret) {
@@ -520,7 +524,7 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 		f->dump_failures++;
 		fprintf(stderr, "kmemsnoop: flight recorder dump (%s) failed: %s\n", d.what, err);
 	} else {
-		say_dump(&d, &res, copy_ns, overtaken, went_round);
+		say_dump(&d, &res, copy_ns, write_ns, overtaken, went_round);
 		f->dumps++;
 		f->held_ns_last = res.oldest_ns && res.oldest_ns < d.at_ns ? d.at_ns - res.oldest_ns : 0;
 		if (flightdump_rotate(s->env->output_dir, s->env->flight_keep, err, sizeof(err)) < 0)
@@ -530,17 +534,9 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 	return 0;
 }
 
-static int flight_wait(struct mode *m, int ms)
+/* The dumps of the triggers that fired, SIGUSR1's first. */
+static int dump_fired(struct flight *f)
 {
-	struct flight *f = flight_of(m);
-	int ret;
-
-	if (now_ns() >= f->next_beat_ns)
-		beat(f);
-	ret = ring_buffer__poll(f->triggers, ms);
-	if (ret < 0 && ret != -EINTR)
-		return session_fail(m->session, "reading the flight recorder's triggers: %s",
-				    strerror(-ret));
 	if (signals_pending) {
 		struct kmt_flight_trigger t = { .timestamp = now_ns(), .kind = KMT_TRIGGER_SIGNAL };
 
@@ -557,6 +553,20 @@ static int flight_wait(struct mode *m, int ms)
 	return MODE_OK;
 }
 
+static int flight_wait(struct mode *m, int ms)
+{
+	struct flight *f = flight_of(m);
+	int ret;
+
+	if (now_ns() >= f->next_beat_ns)
+		beat(f);
+	ret = ring_buffer__poll(f->triggers, ms);
+	if (ret < 0 && ret != -EINTR)
+		return session_fail(m->session, "reading the flight recorder's triggers: %s",
+				    strerror(-ret));
+	return dump_fired(f);
+}
+
 static int flight_finish(struct mode *m, bool final)
 {
 	struct flight *f = flight_of(m);
@@ -564,6 +574,11 @@ static int flight_finish(struct mode *m, bool final)
 	unsigned long long lost, lost_bytes;
 
 	(void)final;
+	/* A trigger that fired before the end (the OOM victim of -p: its
+	 * death ends the run) still has its dump. */
+	ring_buffer__consume(f->triggers);
+	if (dump_fired(f))
+		return -1;
 	sum_losses(m->session, &lost, &lost_bytes);
 	fprintf(stderr, "kmemsnoop: flight recorder: %llu dumps written into %s (%llu failed); "
 			"triggers: %llu OOM kills, %llu failed allocations, %llu signals\n",
