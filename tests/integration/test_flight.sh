@@ -23,7 +23,8 @@
 #                   killer off, cgroup v1, or the workload out of its
 #                   reach, oom_score_adj -1000) opens files until an open
 #                   fails: the dump is a "failed" one naming the workload,
-#                   and holds exactly its file allocations (alloc_empty_file:
+#                   and holds exactly its file allocations (alloc_empty_file,
+#                   __alloc_file before 6.4:
 #                   its K opens of /dev/null and the one of oom_score_adj)
 #                   and the failed one (ptr 0)
 #   flight.oom      -p PID: a workload touches anonymous memory in a memory
@@ -197,8 +198,8 @@ console_restore() {
 	PRINTK=
 }
 
-# in_memcg ID MIB_ABOVE ARGS...: workload ARGS started held, moved into the
-# cgroup, the limit set MIB_ABOVE MiB above what the cgroup holds then.
+# in_memcg ID KIB_ABOVE ARGS...: workload ARGS started held, moved into the
+# cgroup, the limit set KIB_ABOVE KiB above what the cgroup holds then.
 in_memcg() {
 	local id=$1 above=$2 used
 	shift 2
@@ -209,7 +210,7 @@ in_memcg() {
 	else
 		used=$(cat "$MEMCG/memory.usage_in_bytes")
 	fi
-	memcg_limit $((used + (above << 20)))
+	memcg_limit $((used + (above << 10)))
 }
 
 failed_test() {
@@ -226,7 +227,9 @@ failed_test() {
 		memcg_remove
 		return
 	fi
-	if ! in_memcg wfail 1 openfail 1000000; then
+	# Room for a few hundred files: fewer than the descriptors a process
+	# may have (4096 in the VMs).
+	if ! in_memcg wfail 256 openfail 1000000; then
 		fail flight.failed "the workload did not start in $MEMCG: $(head -c 200 "$WORK/wfail.werr")"
 		wl_kill wfail
 		ks_stop fail
@@ -251,7 +254,8 @@ failed_test() {
 		return
 	fi
 	"$KMEMSNOOP" -i "$d" 2>/dev/null | grep -E -- "-$pid +\[" >"$WORK/fail.lines"
-	files=$(grep -c ': kmem_cache_alloc: call_site=alloc_empty_file+[^ ]* ptr=[0-9a-f]*[1-9a-f][0-9a-f]* ' "$WORK/fail.lines")
+	# alloc_empty_file, __alloc_file before 6.4.
+	files=$(grep -Ec ': kmem_cache_alloc: call_site=(alloc_empty_file|__alloc_file)\+[^ ]* ptr=[0-9a-f]*[1-9a-f][0-9a-f]* ' "$WORK/fail.lines")
 	nulls=$(grep -Ec ': kmem_cache_alloc: call_site=[^ ]* ptr=0+ ' "$WORK/fail.lines")
 	why="dump $(basename "$d"), trigger '$(sed -n 's/^flight_trigger=//p' "$d/header")': $files file allocations of pid $pid (it opened $opened files and oom_score_adj), $nulls failed ones"
 	case $(basename "$d") in *-failed) ;; *) why="not a failed allocation's dump: $why" ;; esac
