@@ -421,6 +421,23 @@ static bool opt_flight(struct parse *p, const char *arg)
 	       bad(p, "invalid --flight '%s': seconds, more than 0", arg);
 }
 
+/* FIELD<SIZE, FIELD>SIZE or FIELD+SIZE: a /proc/meminfo field's name
+ * (letters, digits, '_', '(' and ')': "Active(anon)"). */
+static bool opt_flight_when(struct parse *p, const char *arg)
+{
+	size_t n = strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_()");
+
+	p->flight_option = true;
+	if (!n || n >= sizeof(p->env->flight_when.field) || !strchr("<>+", arg[n]) || !arg[n] ||
+	    !parse_size(arg + n + 1, &p->env->flight_when.bytes))
+		return bad(p, "invalid --flight-when '%s': a /proc/meminfo field, '<', '>' or '+', "
+			      "and a size (MemAvailable<512M, Slab+1G)", arg);
+	memcpy(p->env->flight_when.field, arg, n);
+	p->env->flight_when.field[n] = '\0';
+	p->env->flight_when.op = arg[n];
+	return true;
+}
+
 static bool opt_flight_keep(struct parse *p, const char *arg)
 {
 	int n;
@@ -494,6 +511,12 @@ const struct opt_spec env_options[] = {
 	  "SECONDS of them at most (default: all it holds), as a recording DIR/TIME-TRIGGER "
 	  "that -i reads, its header naming the trigger; then recording goes on.  A trigger "
 	  "while a dump is pending is counted and goes into that dump", opt_flight, 0 },
+	{ "flight-when", LONG_ONLY(30), required_argument, "=FIELD<SIZE|FIELD>SIZE|FIELD+SIZE",
+	  GROUP_FLIGHT,
+	  "with --flight: a trigger more, on a /proc/meminfo field (looked at ten times a second): "
+	  "when it falls below SIZE (MemAvailable<512M), rises above it (SUnreclaim>2G), or "
+	  "rises by SIZE since the start or its last dump (Slab+1G); fires again once the "
+	  "field is back on the other side", opt_flight_when, 0 },
 	{ "flight-keep", LONG_ONLY(29), required_argument, "=N", GROUP_FLIGHT,
 	  "with --flight: keep the N newest dumps in DIR, removing older ones (default 8)",
 	  opt_flight_keep, 0 },

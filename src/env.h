@@ -80,6 +80,13 @@ struct env {
 	bool flight;
 	double flight_window;           /* =SECONDS: what a dump keeps at most; 0: the store */
 	unsigned int flight_keep;       /* --flight-keep: dumps kept in DIR */
+	/* --flight-when=FIELD<SIZE|FIELD>SIZE|FIELD+SIZE on /proc/meminfo;
+	 * field empty: none */
+	struct {
+		char field[32];
+		char op; /* '<', '>', or '+': risen by bytes since the start or its last dump */
+		uint64_t bytes;
+	} flight_when;
 };
 
 /* Exit codes. */

@@ -115,6 +115,13 @@
  *       SLAB_ACCOUNT) fails, the OOM killer finds no victim, and the
  *       allocation returns NULL: kmem_cache_alloc with ptr 0.
  *
+ *   pipe-hold N
+ *       N pipes (at most as many as the descriptors allowed, the soft
+ *       limit raised to the hard one), kept open: each allocates a
+ *       pipe_inode_info (kmalloc from alloc_pipe_info), its ring of buffers,
+ *       two files, an inode and a dentry, some 2.5 KiB of slab.  Prints
+ *       "held K", waits for a byte on stdin (or SIGUSR1), closes them.
+ *
  *   hog MIB
  *       Maps MIB MiB of anonymous memory and touches it a page at a time
  *       (a page fault, one order-0 mm_page_alloc, each), printing
@@ -273,6 +280,7 @@ usage(const char *fmt, ...)
 	      "commands: msg SIZE COUNT | msg-hold SIZE COUNT | bpfarray-hold KIB | fork-msg SIZE COUNT |\n"
 	      "          thread-msg SIZE COUNT (alone) | pingpong SIZE COUNT |\n"
 	      "          pipe PAGES | piperesize N | openclose N | openfail N | hog MIB |\n"
+	      "          pipe-hold N |\n"
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
 	      "          pages-rounds SECONDS PAGES |\n"
 	      "          percpu-map-hold ENTRIES SIZE | uring-hold N | semundo-rm N |\n"
@@ -631,6 +639,28 @@ static void do_openfail(long n)
 	say("failed %d\n", err);
 }
 
+static void do_pipe_hold(long n)
+{
+	struct rlimit rl;
+	long made = 0;
+	int fds[2];
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		die("getrlimit(RLIMIT_NOFILE)");
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die("setrlimit(RLIMIT_NOFILE)");
+	if (rl.rlim_max != RLIM_INFINITY && (long)rl.rlim_max / 2 - 32 < n)
+		n = (long)rl.rlim_max / 2 - 32;
+	for (; made < n; made++)
+		if (pipe(fds))
+			die("pipe");
+	say("held %ld\n", made);
+	wait_for_go();
+	for (long fd = 3; fd < 2 * n + 32; fd++)
+		close((int)fd);
+}
+
 static void do_hog(long mib)
 {
 	long page = sysconf(_SC_PAGESIZE), pages = mib * (1024 * 1024 / page);
@@ -941,7 +971,8 @@ static void parse_step(char **av, int n, struct step *st)
 		want = 2;
 	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize") ||
 		 !strcmp(cmd, "bpfarray-hold") || !strcmp(cmd, "uring-hold") ||
-		 !strcmp(cmd, "semundo-rm") || !strcmp(cmd, "openfail") || !strcmp(cmd, "hog"))
+		 !strcmp(cmd, "semundo-rm") || !strcmp(cmd, "openfail") || !strcmp(cmd, "hog") ||
+		 !strcmp(cmd, "pipe-hold"))
 		want = 1;
 	else if (!strcmp(cmd, "noise") || !strcmp(cmd, "pages-rounds"))
 		want = 2;
@@ -960,7 +991,7 @@ static void parse_step(char **av, int n, struct step *st)
 		st->a = number(av[1], 1, PIPE_MAX_PAGES, "PAGES");
 	} else if (!strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize")) {
 		st->a = number(av[1], 0, 100000000, "N");
-	} else if (!strcmp(cmd, "openfail")) {
+	} else if (!strcmp(cmd, "openfail") || !strcmp(cmd, "pipe-hold")) {
 		st->a = number(av[1], 1, 10000000, "N");
 	} else if (!strcmp(cmd, "hog")) {
 		st->a = number(av[1], 1, 1 << 20, "MIB");
@@ -1019,6 +1050,8 @@ static void run_step(const struct step *st)
 		do_openfail(st->a);
 	else if (!strcmp(st->cmd, "hog"))
 		do_hog(st->a);
+	else if (!strcmp(st->cmd, "pipe-hold"))
+		do_pipe_hold(st->a);
 	else if (!strcmp(st->cmd, "piperesize"))
 		do_piperesize(st->a);
 	else if (!strcmp(st->cmd, "bpfarray-hold"))

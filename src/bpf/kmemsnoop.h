@@ -270,6 +270,7 @@ enum kmt_trigger {
 	KMT_TRIGGER_SIGNAL,  /* SIGUSR1 */
 	KMT_TRIGGER_OOM,     /* the OOM killer chose a victim (oom:mark_victim) */
 	KMT_TRIGGER_FAILED,  /* an allocation returned nothing, without __GFP_NOWARN */
+	KMT_TRIGGER_THRESHOLD, /* --flight-when, seen by user space */
 	KMT_TRIGGER_KINDS,
 };
 

@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 
 #include "flightdump.h"
+#include "threshold.h"
 #include "bpf/kmemsnoop.h"
 #include "kernel/budget.h"
 #include "kernel/sources.h"
@@ -49,7 +50,12 @@ static const char *const trigger_words[KMT_TRIGGER_KINDS] = {
 	[KMT_TRIGGER_SIGNAL] = "signal",
 	[KMT_TRIGGER_OOM] = "oom",
 	[KMT_TRIGGER_FAILED] = "failed",
+	[KMT_TRIGGER_THRESHOLD] = "threshold",
 };
+
+/* Where --flight-when reads, and how often. */
+#define MEMINFO "/proc/meminfo"
+#define THRESHOLD_EVERY_NS 100000000ULL
 
 /* SIGUSR1s not yet dumped for: a handler can only reach a global. */
 static volatile sig_atomic_t signals_pending;
@@ -85,6 +91,9 @@ struct flight {
 	unsigned long long dumps, dump_failures, signals;
 	unsigned long long copy_ns_max, held_ns_last;
 	unsigned long long overtaken; /* blocks a CPU overwrote while they were copied */
+	bool has_threshold;           /* --flight-when */
+	struct flight_threshold threshold;
+	unsigned long long next_threshold_ns, threshold_fired;
 };
 
 static struct flight *flight_of(struct mode *m)
@@ -138,6 +147,19 @@ static struct mode *flight_create(struct session *s)
 		free(f->next_seq);
 		free(f);
 		return NULL;
+	}
+	if (env->flight_when.field[0]) {
+		char err[256];
+
+		if (threshold_init(&f->threshold, MEMINFO, env->flight_when.field,
+				   env->flight_when.op, env->flight_when.bytes, err, sizeof(err))) {
+			session_fail(s, "%s", err);
+			gfp_names_free(f->gfp);
+			free(f->next_seq);
+			free(f);
+			return NULL;
+		}
+		f->has_threshold = true;
 	}
 	recheader_collect(&f->hdr, s->ncpus, f->store_size);
 	return &f->mode;
@@ -266,6 +288,7 @@ static int flight_start(struct mode *m)
 	struct flight *f = flight_of(m);
 	struct session *s = m->session;
 	struct sigaction sa = { .sa_handler = on_sigusr1 };
+	char when[96] = "";
 
 	recheader_set_linear_map(&f->hdr, s->linear_map);
 	recheader_start(&f->hdr);
@@ -281,10 +304,13 @@ static int flight_start(struct mode *m)
 	if (sigaction(SIGUSR1, &sa, NULL))
 		return session_fail(s, "cannot handle SIGUSR1: %s", strerror(errno));
 	beat(f);
+	if (f->has_threshold)
+		snprintf(when, sizeof(when), ", %s%c%llu KiB in %s", f->threshold.field,
+			 f->threshold.op, (unsigned long long)(f->threshold.bytes >> 10), MEMINFO);
 	fprintf(stderr, "kmemsnoop: flight recorder armed: a store of %llu KiB on each of %d CPUs; "
-			"an OOM kill, a failed allocation or SIGUSR1 (kill -USR1 %d) writes what it "
-			"holds into %s\n", (unsigned long long)f->blocks * KMT_FLIGHT_DATA >> 10,
-		s->ncpus, (int)getpid(), s->env->output_dir);
+			"an OOM kill, a failed allocation%s or SIGUSR1 (kill -USR1 %d) writes what "
+			"it holds into %s\n", (unsigned long long)f->blocks * KMT_FLIGHT_DATA >> 10,
+		s->ncpus, when, (int)getpid(), s->env->output_dir);
 	return 0;
 }
 
@@ -435,6 +461,9 @@ static void describe(struct flight *f, const struct kmt_flight_trigger *t, char 
 			 (unsigned long long)t->bytes, gfp, site[0] ? site : "?", t->pid,
 			 KMT_COMM_LEN, t->comm);
 		return;
+	case KMT_TRIGGER_THRESHOLD:
+		threshold_describe(&f->threshold, buf, size);
+		return;
 	default:
 		snprintf(buf, size, "SIGUSR1");
 	}
@@ -553,6 +582,33 @@ static int dump_fired(struct flight *f)
 	return MODE_OK;
 }
 
+/* --flight-when, ten times a second.  A field that cannot be read any more
+ * is said once and looked at no more. */
+static int check_threshold(struct flight *f)
+{
+	struct kmt_flight_trigger t = { .kind = KMT_TRIGGER_THRESHOLD };
+	unsigned long long now = now_ns();
+	int fired;
+
+	if (!f->has_threshold || now < f->next_threshold_ns)
+		return MODE_OK;
+	f->next_threshold_ns = now + THRESHOLD_EVERY_NS;
+	fired = threshold_check(&f->threshold);
+	if (fired < 0) {
+		fprintf(stderr, "kmemsnoop: --flight-when: %s cannot be read any more: that "
+				"trigger is off\n", MEMINFO);
+		f->has_threshold = false;
+	}
+	if (fired <= 0)
+		return MODE_OK;
+	f->threshold_fired++;
+	t.timestamp = now;
+	if (dump(f, &t))
+		return -1;
+	threshold_dumped(&f->threshold);
+	return MODE_OK;
+}
+
 static int flight_wait(struct mode *m, int ms)
 {
 	struct flight *f = flight_of(m);
@@ -564,7 +620,9 @@ static int flight_wait(struct mode *m, int ms)
 	if (ret < 0 && ret != -EINTR)
 		return session_fail(m->session, "reading the flight recorder's triggers: %s",
 				    strerror(-ret));
-	return dump_fired(f);
+	if (dump_fired(f))
+		return -1;
+	return check_threshold(f);
 }
 
 static int flight_finish(struct mode *m, bool final)
@@ -581,10 +639,11 @@ static int flight_finish(struct mode *m, bool final)
 		return -1;
 	sum_losses(m->session, &lost, &lost_bytes);
 	fprintf(stderr, "kmemsnoop: flight recorder: %llu dumps written into %s (%llu failed); "
-			"triggers: %llu OOM kills, %llu failed allocations, %llu signals\n",
+			"triggers: %llu OOM kills, %llu failed allocations, %llu signals, %llu "
+			"thresholds\n",
 		f->dumps, m->session->env->output_dir, f->dump_failures,
 		(unsigned long long)fired[KMT_TRIGGER_OOM],
-		(unsigned long long)fired[KMT_TRIGGER_FAILED], f->signals);
+		(unsigned long long)fired[KMT_TRIGGER_FAILED], f->signals, f->threshold_fired);
 	if (f->dumps)
 		fprintf(stderr, "kmemsnoop: the store held %.1f s at the last dump; a copy took "
 				"%.1f ms at most\n", (double)f->held_ns_last / 1e9,

@@ -19,6 +19,12 @@
 #                   and its header says the second asked for
 #   flight.rotation --flight-keep=2: three SIGUSR1, two dumps left, the
 #                   two newest
+#   flight.threshold  --flight-when=Slab+THRESH_MIB"M": a workload makes pipes
+#                   (2.5 KiB of slab each) and holds them: a "threshold"
+#                   dump, its trigger naming Slab, with some of the
+#                   workload's pipe allocations (alloc_pipe_info's two
+#                   kmallocs, the pipe_inode_info and its ring) and no more
+#                   than two per pipe it made
 #   flight.failed   a workload in a memory cgroup at its limit (its OOM
 #                   killer off, cgroup v1, or the workload out of its
 #                   reach, oom_score_adj -1000) opens files until an open
@@ -43,7 +49,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(flight.usage flight.signal flight.header flight.read flight.window flight.rotation
-	flight.failed flight.oom)
+	flight.threshold flight.failed flight.oom)
 
 require_root
 require_kmemsnoop
@@ -54,6 +60,7 @@ MSG_A=40
 SIZE_B=300
 MSG_B=60
 OOM_MIB=48
+THRESH_MIB=2
 
 # dumps_said ID: the dumps instance ID has said it wrote, one directory a line.
 dumps_said() {
@@ -181,6 +188,37 @@ rotation_test() {
 	check $? flight.rotation "after 3 dumps ($(dumps_said rot | wc -l) said) with --flight-keep=2, left: '$left', want the newest two: '$want'"
 }
 rotation_test
+
+threshold_test() {
+	local dir=$WORK/thr pid held d pipes
+	if ! ks_start thr --flight --flight-when=Slab+${THRESH_MIB}M -o "$dir" -c workload; then
+		fail flight.threshold "$(ks_start_fail_why thr)"
+		return
+	fi
+	if ! wl_start wthr pipe-hold 100000; then
+		fail flight.threshold "the workload did not start: $(head -c 200 "$WORK/wthr.werr")"
+		ks_stop thr
+		return
+	fi
+	pid=${WL_PID[wthr]}
+	wl_go wthr
+	wait_dumps thr 1
+	wl_go wthr
+	wl_wait wthr
+	ks_stop thr
+	held=$(wl_field wthr held)
+	d=$(dumps_said thr | sed -n 1p)
+	if [ -z "$d" ] || [ -z "$held" ]; then
+		fail flight.threshold "no dump (the workload held ${held:-no} pipes): $(first_lines 3 <"$(ks_err thr)")"
+		return
+	fi
+	pipes=$("$KMEMSNOOP" -i "$d" 2>/dev/null |
+		grep -Ec -- "-$pid +\[[0-9]+\] +[0-9.]+: kmalloc: call_site=alloc_pipe_info\+")
+	[[ $d == *-threshold ]] && grep -q '^flight_trigger=threshold: Slab ' "$d/header" &&
+		[ "$pipes" -gt 0 ] && [ "$pipes" -le $((2 * held)) ]
+	check $? flight.threshold "dump $(basename "$d"), trigger '$(sed -n 's/^flight_trigger=//p' "$d/header")': $pipes alloc_pipe_info kmallocs, two for each of the $held pipes the workload made at most"
+}
+threshold_test
 
 # ---------------------------------------------------------------- memory cgroups
 

@@ -13,6 +13,7 @@
 	X(budget)      \
 	X(cpuloss)     \
 	X(env)         \
+	X(threshold)   \
 	X(gfp)         \
 	X(hist)        \
 	X(json)        \
