@@ -44,9 +44,9 @@ static bool check_listen_options(struct parse *p)
 		return true;
 	if (env->hist || env->allocinfo)
 		return bad(p, "--listen counts what --hist and --allocinfo do: use it alone");
-	if (env->output_dir || env->input_dir)
-		return bad(p, "--listen cannot be used with -o or -i");
-	if (env->ring_size_set)
+	if ((env->output_dir && !env->flight) || env->input_dir)
+		return bad(p, "--listen cannot be used with -o (but with --flight -o) or -i");
+	if (env->ring_size_set && !env->flight)
 		return bad(p, "--listen has no ring buffer: -b does not apply");
 	return true;
 }
@@ -99,9 +99,9 @@ static bool check_flight_options(struct parse *p)
 		return !p->flight_option || bad(p, "--flight-keep and --flight-when go with --flight");
 	if (!env->output_dir)
 		return bad(p, "--flight writes its dumps into a directory: give -o DIR");
-	if (env->hist || env->allocinfo || env->stat || env->listen)
-		return bad(p, "--flight keeps every event: not with --hist, --allocinfo, --stat "
-			      "or --listen");
+	if (env->hist || env->allocinfo || env->stat)
+		return bad(p, "--flight keeps every event: not with --hist, --allocinfo or --stat "
+			      "(--listen serves their counts beside it)");
 	return true;
 }
 

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bpf/kmemsnoop.h"
 #include "kernel/kernel_features.h"
 #include "mode.h"
 
@@ -67,6 +68,13 @@ struct session {
 	int cgroup_fd;               /* --cgroup's directory, -1 without */
 	bool out_of_memory;          /* the kernel refused memory (session_refused), or
 				      * would have (memfit.h): no fallback */
+	/* What --flight did that its BPF side does not count (the triggers
+	 * user space sees, the dumps), for --listen beside it: written by the
+	 * flight mode, read by the scrapes' thread, with atomics. */
+	struct {
+		unsigned long long triggers[KMT_TRIGGER_KINDS];
+		unsigned long long dumps, dump_failures;
+	} flight_counts;
 	char err[512];
 };
 

@@ -309,6 +309,24 @@ memcg_remove() {
 	MEMCG_MOUNTED=
 }
 
+# ---------------------------------------------------------------- ports
+
+# port_listening PORT: a TCP socket listens on PORT (IPv4 or IPv6).
+port_listening() {
+	awk -v h="$(printf '%04X' "$1")" '$4 == "0A" { split($2, a, ":"); if (a[2] == h) f = 1 }
+		END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# free_port: a port nothing listens on now.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 30000))
+		port_listening "$p" || break
+	done
+	echo "$p"
+}
+
 # ---------------------------------------------------------------- tmux
 #
 # A real terminal for the tests of what kmemsnoop shows on one: a tmux

@@ -274,6 +274,10 @@ enum kmt_trigger {
 	KMT_TRIGGER_KINDS,
 };
 
+/* Their names, in that order: the dumps' directories and the metrics'
+ * labels (user space: static const char *const x[] = KMT_TRIGGER_NAMES). */
+#define KMT_TRIGGER_NAMES { "signal", "oom", "failed", "threshold" }
+
 /* A trigger the BPF side saw, sent to user space through flight_triggers. */
 struct kmt_flight_trigger {
 	__u64 timestamp; /* bpf_ktime_get_ns(): the records' clock */

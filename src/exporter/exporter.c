@@ -128,6 +128,20 @@ static int add_outstanding(void *ctx, const char *tag, long long bytes, long lon
 	return metrics_outstanding_row(ctx, tag, bytes, calls);
 }
 
+/* --flight's counts: its BPF side's triggers and the session's. */
+static void read_flight(const struct session *s, struct metrics *m)
+{
+	struct metrics_flight f = {
+		.dumps = __atomic_load_n(&s->flight_counts.dumps, __ATOMIC_RELAXED),
+		.dump_failures = __atomic_load_n(&s->flight_counts.dump_failures, __ATOMIC_RELAXED),
+	};
+
+	for (int k = 0; k < KMT_TRIGGER_KINDS; k++)
+		f.triggers[k] = __atomic_load_n(&s->skel->bss->flight_fired[k], __ATOMIC_RELAXED) +
+				__atomic_load_n(&s->flight_counts.triggers[k], __ATOMIC_RELAXED);
+	metrics_set_flight(m, &f);
+}
+
 /* The maps read into the metrics; 0, or -1 with the reason in err. */
 static int read_maps(struct exporter *ex, char *err, size_t err_size)
 {
@@ -147,6 +161,8 @@ static int read_maps(struct exporter *ex, char *err, size_t err_size)
 		return -1;
 	}
 	metrics_outstanding_end(ex->metrics, &st);
+	if (s->env->flight)
+		read_flight(s, ex->metrics);
 	return 0;
 }
 

@@ -43,6 +43,8 @@ struct metrics {
 	int nrows;
 	bool other_row;
 	struct kmt_ai_stats ai;
+	bool has_flight;
+	struct metrics_flight flight;
 };
 
 /* The kinds with per-key series: one per event or page order would repeat
@@ -172,6 +174,12 @@ int metrics_add_interval(struct metrics *m, const struct hist_interval *iv)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+void metrics_set_flight(struct metrics *m, const struct metrics_flight *f)
+{
+	m->has_flight = true;
+	m->flight = *f;
 }
 
 void metrics_set_missed(struct metrics *m, __u64 missed_total)
@@ -419,6 +427,27 @@ static void render_losses(const struct metrics *m, FILE *out, bool om)
 			(unsigned long long)m->ai.untracked_frees[t]);
 }
 
+/* --flight's triggers and dumps, when it runs beside. */
+static void render_flight(const struct metrics *m, FILE *out, bool om)
+{
+	static const char *const kinds[KMT_TRIGGER_KINDS] = KMT_TRIGGER_NAMES;
+	const char *name = "kmemsnoop_flight_triggers_total";
+
+	if (!m->has_flight)
+		return;
+	family(out, om, name, "counter", "Flight recorder triggers (a trigger while a dump is "
+	       "pending goes into that dump).");
+	for (int k = 0; k < KMT_TRIGGER_KINDS; k++)
+		fprintf(out, "%s{trigger=\"%s\"} %llu\n", name, kinds[k],
+			(unsigned long long)m->flight.triggers[k]);
+	name = "kmemsnoop_flight_dumps_total";
+	family(out, om, name, "counter", "Flight recorder dumps written.");
+	fprintf(out, "%s %llu\n", name, (unsigned long long)m->flight.dumps);
+	name = "kmemsnoop_flight_dump_failures_total";
+	family(out, om, name, "counter", "Flight recorder dumps that could not be written.");
+	fprintf(out, "%s %llu\n", name, (unsigned long long)m->flight.dump_failures);
+}
+
 int metrics_render(const struct metrics *m, FILE *out, bool openmetrics)
 {
 	family(out, openmetrics, "kmemsnoop_build_info", "gauge",
@@ -429,6 +458,7 @@ int metrics_render(const struct metrics *m, FILE *out, bool openmetrics)
 	render_keys(m, out, openmetrics);
 	render_outstanding(m, out, openmetrics);
 	render_losses(m, out, openmetrics);
+	render_flight(m, out, openmetrics);
 	if (openmetrics)
 		fputs("# EOF\n", out);
 	if (fflush(out) || ferror(out))

@@ -41,6 +41,14 @@ void metrics_outstanding_begin(struct metrics *m);
 int metrics_outstanding_row(struct metrics *m, const char *tag, long long bytes, long long calls);
 void metrics_outstanding_end(struct metrics *m, const struct kmt_ai_stats *st);
 
+/* --flight beside --listen: its triggers by kind (enum kmt_trigger) and
+ * its dumps, set as they are read. */
+struct metrics_flight {
+	__u64 triggers[KMT_TRIGGER_KINDS];
+	__u64 dumps, dump_failures;
+};
+void metrics_set_flight(struct metrics *m, const struct metrics_flight *f);
+
 /* Everything, as Prometheus text (0.0.4) or OpenMetrics 1.0 (with
  * "# EOF"). 0, or a negative errno of the output. */
 int metrics_render(const struct metrics *m, FILE *out, bool openmetrics);

@@ -46,12 +46,7 @@
 #define BEAT_EVERY_NS 1000000000ULL
 
 /* The words of the dumps' directory names, by enum kmt_trigger. */
-static const char *const trigger_words[KMT_TRIGGER_KINDS] = {
-	[KMT_TRIGGER_SIGNAL] = "signal",
-	[KMT_TRIGGER_OOM] = "oom",
-	[KMT_TRIGGER_FAILED] = "failed",
-	[KMT_TRIGGER_THRESHOLD] = "threshold",
-};
+static const char *const trigger_words[KMT_TRIGGER_KINDS] = KMT_TRIGGER_NAMES;
 
 /* Where --flight-when reads, and how often. */
 #define MEMINFO "/proc/meminfo"
@@ -523,6 +518,7 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 	if (map_store(f)) {
 		/* Said; the next trigger tries again. */
 		f->dump_failures++;
+		__atomic_add_fetch(&s->flight_counts.dump_failures, 1, __ATOMIC_RELAXED);
 		munmap(area.base, area.len);
 		free(cpus);
 		__atomic_store_n(&s->skel->bss->flight_pending, 0, __ATOMIC_SEQ_CST);
@@ -551,10 +547,12 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 		/* A full disk must not end the recorder: said, counted, and the
 		 * next trigger tries again. */
 		f->dump_failures++;
+		__atomic_add_fetch(&s->flight_counts.dump_failures, 1, __ATOMIC_RELAXED);
 		fprintf(stderr, "kmemsnoop: flight recorder dump (%s) failed: %s\n", d.what, err);
 	} else {
 		say_dump(&d, &res, copy_ns, write_ns, overtaken, went_round);
 		f->dumps++;
+		__atomic_add_fetch(&s->flight_counts.dumps, 1, __ATOMIC_RELAXED);
 		f->held_ns_last = res.oldest_ns && res.oldest_ns < d.at_ns ? d.at_ns - res.oldest_ns : 0;
 		if (flightdump_rotate(s->env->output_dir, s->env->flight_keep, err, sizeof(err)) < 0)
 			fprintf(stderr, "kmemsnoop: %s\n", err);
@@ -570,6 +568,8 @@ static int dump_fired(struct flight *f)
 		struct kmt_flight_trigger t = { .timestamp = now_ns(), .kind = KMT_TRIGGER_SIGNAL };
 
 		f->signals += signals_pending;
+		__atomic_add_fetch(&f->mode.session->flight_counts.triggers[KMT_TRIGGER_SIGNAL],
+				   signals_pending, __ATOMIC_RELAXED);
 		signals_pending = 0;
 		if (dump(f, &t))
 			return -1;
@@ -602,6 +602,8 @@ static int check_threshold(struct flight *f)
 	if (fired <= 0)
 		return MODE_OK;
 	f->threshold_fired++;
+	__atomic_add_fetch(&f->mode.session->flight_counts.triggers[KMT_TRIGGER_THRESHOLD], 1,
+			   __ATOMIC_RELAXED);
 	t.timestamp = now;
 	if (dump(f, &t))
 		return -1;

@@ -25,6 +25,10 @@
 #                   workload's pipe allocations (alloc_pipe_info's two
 #                   kmallocs, the pipe_inode_info and its ring) and no more
 #                   than two per pipe it made
+#   flight.listen   --flight -o DIR --listen PORT: SIGUSR1 twice, then
+#                   /metrics says 2 signal triggers and 2 dumps, and counts
+#                   the allocations as --listen alone does (curl; promtool
+#                   checks the page where it is installed)
 #   flight.failed   a workload in a memory cgroup at its limit (its OOM
 #                   killer off, cgroup v1, or the workload out of its
 #                   reach, oom_score_adj -1000) opens files until an open
@@ -49,7 +53,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(flight.usage flight.signal flight.header flight.read flight.window flight.rotation
-	flight.threshold flight.failed flight.oom)
+	flight.threshold flight.listen flight.failed flight.oom)
 
 require_root
 require_kmemsnoop
@@ -219,6 +223,36 @@ threshold_test() {
 	check $? flight.threshold "dump $(basename "$d"), trigger '$(sed -n 's/^flight_trigger=//p' "$d/header")': $pipes alloc_pipe_info kmallocs, two for each of the $held pipes the workload made at most"
 }
 threshold_test
+
+listen_test() {
+	local dir=$WORK/lis port page=$WORK/lis.metrics sig dumps allocs
+	if ! command -v curl >/dev/null; then
+		skip flight.listen "curl is not installed"
+		return
+	fi
+	port=$(free_port)
+	if ! ks_start lis --flight -o "$dir" --listen "127.0.0.1:$port"; then
+		fail flight.listen "$(ks_start_fail_why lis)"
+		return
+	fi
+	kill -USR1 "${KS_PID[lis]}"
+	wait_dumps lis 1
+	kill -USR1 "${KS_PID[lis]}"
+	wait_dumps lis 2
+	curl -s -o "$page" "http://127.0.0.1:$port/metrics"
+	ks_stop lis
+	sig=$(awk '$1 == "kmemsnoop_flight_triggers_total{trigger=\"signal\"}" { print $2 }' "$page")
+	dumps=$(awk '$1 == "kmemsnoop_flight_dumps_total" { print $2 }' "$page")
+	allocs=$(awk '$1 ~ /^kmemsnoop_allocations_total\{/ { s += $NF } END { print s + 0 }' "$page")
+	why="signal triggers '$sig', dumps '$dumps' (want 2 and 2), allocations counted: $allocs"
+	if command -v promtool >/dev/null && ! promtool check metrics <"$page" >"$WORK/lis.promtool" 2>&1; then
+		why="promtool: $(first_lines 2 <"$WORK/lis.promtool"); $why"
+		sig=
+	fi
+	[ "$sig" = 2 ] && [ "$dumps" = 2 ] && [ "$allocs" -gt 0 ]
+	check $? flight.listen "$why"
+}
+listen_test
 
 # ---------------------------------------------------------------- memory cgroups
 

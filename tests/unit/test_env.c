@@ -161,7 +161,12 @@ static const struct {
 	{ "--listen 127.0.0.1:0", "invalid --listen '127.0.0.1:0': [ADDR:]PORT, PORT from 1 to 65535" },
 	{ "--listen 9100 --hist", "--listen counts what --hist and --allocinfo do: use it alone" },
 	{ "--listen 9100 --allocinfo", "--listen counts what --hist and --allocinfo do: use it alone" },
-	{ "--listen 9100 -o /tmp/x", "--listen cannot be used with -o or -i" },
+	{ "--listen 9100 -o /tmp/x",
+	  "--listen cannot be used with -o (but with --flight -o) or -i" },
+	{ "--flight -o /x --hist", "--flight keeps every event: not with --hist, --allocinfo or "
+				   "--stat (--listen serves their counts beside it)" },
+	{ "--flight", "--flight writes its dumps into a directory: give -o DIR" },
+	{ "--flight-keep 3 -o /x", "--flight-keep and --flight-when go with --flight" },
 	{ "--listen 9100 -b 1M", "--listen has no ring buffer: -b does not apply" },
 	{ "--listen 9100 5", "unexpected argument '5'" },
 	{ "-p abc", "invalid PID 'abc'" },
