@@ -327,6 +327,40 @@ free_port() {
 	echo "$p"
 }
 
+# http OUT METHOD HOST PORT PATH [HEADER...]: one request (HTTP/1.1,
+# Connection: close) through bash's /dev/tcp; the response's status line
+# and headers (CRs taken off) in OUT.head, its body byte for byte in
+# OUT.body.  Status 1 when no status line came back.
+http() {
+	local out=$1 method=$2 host=$3 port=$4 path=$5 h line n=0 LC_ALL=C
+	shift 5
+	: >"$out.head"
+	: >"$out.body"
+	# shellcheck disable=SC2094
+	(
+		{
+			printf '%s %s HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n' \
+				"$method" "$path" "$host" "$port"
+			for h in "$@"; do printf '%s\r\n' "$h"; done
+			printf '\r\n'
+		} >&3
+		timeout 10 cat <&3
+	) 2>/dev/null 3<>"/dev/tcp/$host/$port" >"$out.raw"
+	while IFS= read -r line; do
+		n=$((n + ${#line} + 1))
+		line=${line%$'\r'}
+		[ -z "$line" ] && break
+		echo "$line" >>"$out.head"
+	done <"$out.raw"
+	tail -c +$((n + 1)) "$out.raw" >"$out.body"
+	grep -q '^HTTP/1\.[01] [0-9][0-9][0-9]' "$out.head"
+}
+
+# http_status OUT: the status code of the response in OUT.head.
+http_status() {
+	awk 'NR == 1 { print $2 }' "$1.head"
+}
+
 # ---------------------------------------------------------------- tmux
 #
 # A real terminal for the tests of what kmemsnoop shows on one: a tmux

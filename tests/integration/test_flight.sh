@@ -27,8 +27,8 @@
 #                   than two per pipe it made
 #   flight.listen   --flight -o DIR --listen PORT: SIGUSR1 twice, then
 #                   /metrics says 2 signal triggers and 2 dumps, and counts
-#                   the allocations as --listen alone does (curl; promtool
-#                   checks the page where it is installed)
+#                   the allocations as --listen alone does (promtool checks
+#                   the page where it is installed)
 #   flight.failed   a workload in a memory cgroup at its limit (its OOM
 #                   killer off, cgroup v1, or the workload out of its
 #                   reach, oom_score_adj -1000) opens files until an open
@@ -225,11 +225,7 @@ threshold_test() {
 threshold_test
 
 listen_test() {
-	local dir=$WORK/lis port page=$WORK/lis.metrics sig dumps allocs
-	if ! command -v curl >/dev/null; then
-		skip flight.listen "curl is not installed"
-		return
-	fi
+	local dir=$WORK/lis port page=$WORK/lis.metrics.body sig dumps allocs
 	port=$(free_port)
 	if ! ks_start lis --flight -o "$dir" --listen "127.0.0.1:$port"; then
 		fail flight.listen "$(ks_start_fail_why lis)"
@@ -239,7 +235,7 @@ listen_test() {
 	wait_dumps lis 1
 	kill -USR1 "${KS_PID[lis]}"
 	wait_dumps lis 2
-	curl -s -o "$page" "http://127.0.0.1:$port/metrics"
+	http "$WORK/lis.metrics" GET 127.0.0.1 "$port" /metrics
 	ks_stop lis
 	sig=$(awk '$1 == "kmemsnoop_flight_triggers_total{trigger=\"signal\"}" { print $2 }' "$page")
 	dumps=$(awk '$1 == "kmemsnoop_flight_dumps_total" { print $2 }' "$page")
