@@ -311,6 +311,15 @@ memcg_remove() {
 
 # ---------------------------------------------------------------- ports
 
+# loopback_up: the loopback up (the test VMs' initramfs leaves it down: no
+# 127.0.0.1), said when it was down.
+loopback_up() {
+	if [ -r /sys/class/net/lo/flags ] && [ $(($(cat /sys/class/net/lo/flags) & 1)) = 0 ]; then
+		ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null
+		echo "# $SCRIPT_NAME: the loopback was down: brought it up"
+	fi
+}
+
 # port_listening PORT: a TCP socket listens on PORT (IPv4 or IPv6).
 port_listening() {
 	awk -v h="$(printf '%04X' "$1")" '$4 == "0A" { split($2, a, ":"); if (a[2] == h) f = 1 }

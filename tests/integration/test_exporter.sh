@@ -67,11 +67,7 @@ for tool in prometheus promtool curl python3; do
 done
 PROM_WHY="not installed:$PROM_MISSING (apt-get install prometheus curl python3)"
 
-# The loopback: the test VMs' initramfs leaves it down (no 127.0.0.1).
-if [ -r /sys/class/net/lo/flags ] && [ $(($(cat /sys/class/net/lo/flags) & 1)) = 0 ]; then
-	ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null
-	echo "# exporter: the loopback was down: brought it up"
-fi
+loopback_up
 
 
 # http_header OUT NAME: the value of the header NAME (any case) in OUT.head.

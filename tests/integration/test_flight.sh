@@ -226,6 +226,7 @@ threshold_test
 
 listen_test() {
 	local dir=$WORK/lis port page=$WORK/lis.metrics.body sig dumps allocs
+	loopback_up
 	port=$(free_port)
 	if ! ks_start lis --flight -o "$dir" --listen "127.0.0.1:$port"; then
 		fail flight.listen "$(ks_start_fail_why lis)"
