@@ -278,6 +278,19 @@ static int traced_tracepoints(const struct session *s, const char **names)
 	return n;
 }
 
+/* The recorder must outlive the OOM kill it records: the OOM killer's
+ * last choice where it may be (CAP_SYS_RESOURCE).  Whether it is. */
+static bool spare_from_oom_killer(void)
+{
+	FILE *f = fopen("/proc/self/oom_score_adj", "we");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fputs("-1000", f) >= 0;
+	return !fclose(f) && ok;
+}
+
 static int flight_start(struct mode *m)
 {
 	struct flight *f = flight_of(m);
@@ -299,6 +312,9 @@ static int flight_start(struct mode *m)
 	if (sigaction(SIGUSR1, &sa, NULL))
 		return session_fail(s, "cannot handle SIGUSR1: %s", strerror(errno));
 	beat(f);
+	if (!spare_from_oom_killer())
+		fprintf(stderr, "kmemsnoop: the OOM killer may choose kmemsnoop itself "
+				"(oom_score_adj -1000 needs CAP_SYS_RESOURCE: %s)\n", strerror(errno));
 	if (f->has_threshold)
 		snprintf(when, sizeof(when), ", %s%c%llu KiB in %s", f->threshold.field,
 			 f->threshold.op, (unsigned long long)(f->threshold.bytes >> 10), MEMINFO);
