@@ -511,8 +511,8 @@ const struct opt_spec env_options[] = {
 	  "SECONDS of them at most (default: all it holds), as a recording DIR/TIME-TRIGGER "
 	  "that -i reads, its header naming the trigger; then recording goes on.  A trigger "
 	  "while a dump is pending is counted and goes into that dump.  kmemsnoop makes itself "
-	  "the OOM killer's last choice (oom_score_adj -1000).  With --listen, /metrics also "
-	  "counts the triggers and dumps", opt_flight, 0 },
+	  "the OOM killer's last choice (oom_score_adj -1000).  With --listen, /metrics serves "
+	  "the triggers and dumps (not --listen's allocation counts)", opt_flight, 0 },
 	{ "flight-when", LONG_ONLY(30), required_argument, "=FIELD<SIZE|FIELD>SIZE|FIELD+SIZE",
 	  GROUP_FLIGHT,
 	  "with --flight: a trigger more, on a /proc/meminfo field (looked at ten times a second): "

@@ -46,49 +46,48 @@ struct {
 	__type(value, struct kmt_flight_block);
 } flight_store SEC(".maps");
 
+/* Each block's number and length, at its index in flight_store. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* as flight_store's */
+	__type(key, __u32);
+	__type(value, struct kmt_flight_slot);
+} flight_slots SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096 * 4);
 } flight_triggers SEC(".maps");
 
 /*
- * Copies [start, start + n) of the CPU's stage level into the next block
- * of its part of the store, over the oldest.  0, or 1 when it could not
- * (the caller counts the records lost).  Only stage_flush() calls it,
- * holding the CPU's flush: one writer per CPU.  A global function: checked
- * once, with scalars only, as 5.10's verifier wants of one.
+ * Copies n bytes of staged records at data into the next block of this
+ * CPU's part of the store (cc its counters), over the oldest.  0, or
+ * nonzero when it could not (the caller counts the records lost).  Only
+ * stage_flush() calls it, on its CPU, holding the flush: one writer per
+ * CPU; it starts the CPU's descriptions afresh after.  Inlined, with as
+ * little kept across its helper calls as can be, and the copy a helper's
+ * (bpf_map_update_elem() copies a whole block from data, which the stage
+ * level's room after it allows): a call to a function of ours under
+ * stage_flush(), or a larger stage_flush(), would pass the 512 bytes of
+ * stack that the bulk programs' chain of calls may take on 6.1.
  */
-__noinline int flight_store_block(__u32 cpu, __u32 level, __u32 start, __u32 n)
+static __always_inline long flight_store_block(struct kmt_cpu_counters *cc, void *data, __u32 n)
 {
-	struct stages *all = cpu_stages();
-	struct kmt_flight_block *b;
-	__u64 head;
-	__u32 key;
+	__u32 key = bpf_get_smp_processor_id() * flight_blocks_per_cpu +
+		    (__u32)(cc->flight_head % flight_blocks_per_cpu);
+	struct kmt_flight_slot *slot = bpf_map_lookup_elem(&flight_slots, &key);
 
-	if (cpu >= KMT_MAX_CPUS || level >= STAGE_LEVELS || !all || !flight_blocks_per_cpu)
-		return 1;
-	head = cpu_counters[cpu].flight_head;
-	key = cpu * flight_blocks_per_cpu + (__u32)(head % flight_blocks_per_cpu);
-	b = bpf_map_lookup_elem(&flight_store, &key);
-	/* The bounds after the call, in the registers passed: the verifier
-	 * forgets those of values spilled across it. */
-	if (!b)
-		return 1;
-	/* Tested here, where nothing comes between the test and the call:
-	 * the verifier forgets the bound of a value spilled across a call,
-	 * and clang would reuse a test made before it. */
-	barrier_var(n);
-	if (n > KMT_FLIGHT_DATA || start > STAGE_END)
+	if (!slot)
 		return 1;
 	/* Not a number any block is given while it is written. */
-	b->seq = ~0ULL;
-	if (bpf_probe_read_kernel(b->data, n, all->level[level].data + start))
-		return 1;
-	b->len = n;
+	slot->seq = ~0ULL;
 	barrier();
-	b->seq = head;
-	cpu_counters[cpu].flight_head = head + 1;
-	forget_described();
+	if (bpf_map_update_elem(&flight_store, &key, data, BPF_ANY))
+		return 1;
+	slot->len = n;
+	barrier();
+	slot->seq = cc->flight_head++;
 	return 0;
 }
 

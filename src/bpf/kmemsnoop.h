@@ -251,18 +251,22 @@ enum kmt_percpu_args {
  * --flight (flight.bpf.h): each CPU's staged blocks are copied into a
  * circular store of blocks instead of its ring; user space reads the
  * store only when a trigger fires.  A block is whole records, like a ring
- * sample of -o.  seq is the block's number on its CPU (kmt_cpu_counters'
- * flight_head when it was written), written after the data: a block
- * whose seq is not the one its slot should hold is being written or was
- * overwritten.
+ * sample of -o, its first len bytes.  Each slot of the store has its
+ * struct kmt_flight_slot in another array, at the same index: seq is the
+ * block's number on its CPU (kmt_cpu_counters' flight_head when it was
+ * written), set after the data: a slot whose seq is not the number the
+ * slot should hold is being written or was overwritten.
  */
 #define KMT_FLIGHT_DATA (4096 + 256) /* stream.bpf.h's STAGE_END: a block at most */
 
 struct kmt_flight_block {
+	__u8 data[KMT_FLIGHT_DATA];
+};
+
+struct kmt_flight_slot {
 	__u64 seq;
 	__u32 len;
 	__u32 reserved;
-	__u8 data[KMT_FLIGHT_DATA];
 };
 
 /* What fired a dump; the order of the names in flight.c's table. */

@@ -366,11 +366,11 @@ static __always_inline void note_flushed(struct kmt_cpu_counters *cc, const stru
 
 /* A level's records out: into the CPU's ring, or with --flight into its
  * store.  Nonzero when they did not fit. */
-static __always_inline long stage_copy_out(void *ring, __u32 cpu, __u32 level, void *data,
-					   __u32 start, __u32 n, __u64 flags)
+static __always_inline long stage_copy_out(void *ring, struct kmt_cpu_counters *cc, void *data,
+					   __u32 n, __u64 flags)
 {
 	if (flight)
-		return flight_store_block(cpu, level, start, n);
+		return flight_store_block(cc, data, n);
 	return !ring || bpf_ringbuf_output(ring, data, n, flags);
 }
 
@@ -395,7 +395,7 @@ __noinline int stage_flush(__u32 cpu)
 	struct kmt_cpu_counters *cc;
 	struct kmt_loss *lost;
 	struct stages *all;
-	bool gone = false;
+	bool gone = false, stored = false;
 	void *ring;
 
 	if (cpu >= KMT_MAX_CPUS)
@@ -439,12 +439,13 @@ __noinline int stage_flush(__u32 cpu)
 			span.start = STAGE_END;
 		barrier_var(n);
 		barrier_var(span.start);
-		if (n && (gone || stage_copy_out(ring, cpu, i, l->data + span.start, span.start, n,
-						 flags))) {
+		if (n && (gone || stage_copy_out(ring, cc, l->data + span.start, n, flags))) {
 			gone = true;
 			events += span.events;
 			bytes += span.event_bytes;
 			tasks += span.tasks;
+		} else if (n && flight) {
+			stored = true;
 		} else if (n && flags == BPF_RB_FORCE_WAKEUP) {
 			cc->records = 0;
 			flags = BPF_RB_NO_WAKEUP;
@@ -473,8 +474,11 @@ __noinline int stage_flush(__u32 cpu)
 		__sync_fetch_and_add(&lost->events, events);
 		__sync_fetch_and_add(&lost->bytes, bytes);
 		__sync_fetch_and_add(&lost->names, tasks);
-		forget_described();
 	}
+	/* --flight: every block of the store describes its tasks and caches
+	 * (flight.bpf.h). */
+	if (gone || (flight && stored))
+		forget_described();
 	return 0;
 }
 

@@ -147,13 +147,18 @@ static int read_maps(struct exporter *ex, char *err, size_t err_size)
 {
 	struct session *s = ex->mode.session;
 	unsigned long long missed = session_missed(s);
-	const struct hist_interval *iv = hist_read(ex->hist, missed, err, err_size);
+	const struct hist_interval *iv;
 	struct kmt_ai_stats st;
 	int ret;
 
+	metrics_set_missed(ex->metrics, missed);
+	if (s->env->flight) {
+		read_flight(s, ex->metrics);
+		return 0;
+	}
+	iv = hist_read(ex->hist, missed, err, err_size);
 	if (!iv || metrics_add_interval(ex->metrics, iv))
 		return -1;
-	metrics_set_missed(ex->metrics, missed);
 	metrics_outstanding_begin(ex->metrics);
 	ret = allocinfo_read(ex->ai, s->skel, add_outstanding, ex->metrics, &st);
 	if (ret) {
@@ -161,8 +166,6 @@ static int read_maps(struct exporter *ex, char *err, size_t err_size)
 		return -1;
 	}
 	metrics_outstanding_end(ex->metrics, &st);
-	if (s->env->flight)
-		read_flight(s, ex->metrics);
 	return 0;
 }
 
@@ -242,6 +245,7 @@ static struct mode *exporter_create(struct session *s)
 	const struct env *env = s->env;
 	struct metrics_config cfg = {
 		.top = env->top, .version = kmemsnoop_version(), .value = env->hist_value,
+		.counts = !env->flight,
 	};
 	struct exporter *ex = calloc(1, sizeof(*ex));
 	int fd;
@@ -262,9 +266,13 @@ static struct mode *exporter_create(struct session *s)
 		exporter_free(ex);
 		return NULL;
 	}
-	ex->ai = allocinfo_new(env, s->ncpus, s->kf.atomic_fetch, session_ksyms(s), s->err,
-			       sizeof(s->err));
-	if (!ex->ai) {
+	/* Beside --flight, its counts only: the --hist and --allocinfo
+	 * programs on top of the stream's took tp_kmalloc past the verifier
+	 * budget (479,373 instructions on 6.18, test_verifier). */
+	if (!env->flight)
+		ex->ai = allocinfo_new(env, s->ncpus, s->kf.atomic_fetch, session_ksyms(s), s->err,
+				       sizeof(s->err));
+	if (!env->flight && !ex->ai) {
 		close(fd);
 		exporter_free(ex);
 		return NULL;
@@ -282,6 +290,8 @@ static void exporter_wants(const struct mode *m, struct bpf_wants *w)
 {
 	const struct env *env = m->session->env;
 
+	if (env->flight)
+		return;
 	w->alloc_classes |= env->events;
 	w->free_classes |= env->events;
 	if (env->events & (EV_KMALLOC | EV_CACHE))
@@ -293,6 +303,8 @@ static void exporter_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 {
 	struct session *s = m->session;
 
+	if (s->env->flight)
+		return;
 	hist_setup_maps(skel, s->env, s->ncpus, EXPORTER_KINDS);
 	allocinfo_configure(s->env, skel, s->kf.atomic_fetch);
 	if (s->env->events & EV_PERCPU)
@@ -304,10 +316,11 @@ static int exporter_start(struct mode *m)
 {
 	struct exporter *ex = exporter_of(m);
 	struct session *s = m->session;
-	struct hist *h = hist_reader_new(s->env, s->skel, s->ncpus, session_ksyms(s),
+	struct hist *h = s->env->flight ? NULL :
+			 hist_reader_new(s->env, s->skel, s->ncpus, session_ksyms(s),
 					 EXPORTER_KINDS, s->err, sizeof(s->err));
 
-	if (!h)
+	if (!h && !s->env->flight)
 		return -1;
 	pthread_mutex_lock(&ex->lock);
 	ex->hist = h;

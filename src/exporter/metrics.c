@@ -404,6 +404,8 @@ static void render_losses(const struct metrics *m, FILE *out, bool om)
 	family(out, om, name, "counter", "Events the kernel did not run kmemsnoop's programs for "
 	       "(the same program was running on their CPU).");
 	fprintf(out, "%s %llu\n", name, (unsigned long long)m->missed);
+	if (!m->cfg.counts)
+		return;
 
 	name = "kmemsnoop_untracked_allocations_total";
 	family(out, om, name, "counter", "Allocations counted in the totals but not under their "
@@ -453,10 +455,12 @@ int metrics_render(const struct metrics *m, FILE *out, bool openmetrics)
 	family(out, openmetrics, "kmemsnoop_build_info", "gauge",
 	       "kmemsnoop's version, as a label; always 1.");
 	fprintf(out, "kmemsnoop_build_info{version=\"%s\"} 1\n", m->cfg.version);
-	render_types(m, out, openmetrics);
-	render_sizes(m, out, openmetrics);
-	render_keys(m, out, openmetrics);
-	render_outstanding(m, out, openmetrics);
+	if (m->cfg.counts) {
+		render_types(m, out, openmetrics);
+		render_sizes(m, out, openmetrics);
+		render_keys(m, out, openmetrics);
+		render_outstanding(m, out, openmetrics);
+	}
 	render_losses(m, out, openmetrics);
 	render_flight(m, out, openmetrics);
 	if (openmetrics)

@@ -26,6 +26,9 @@ struct metrics_config {
 	int top;               /* keys per table (and call sites of the outstanding table) */
 	const char *version;   /* kmemsnoop_build_info's */
 	enum kmt_hist_value value; /* what the size histograms count */
+	/* The --hist and --allocinfo counts are read: false beside --flight,
+	 * which serves its own counts and what was missed only. */
+	bool counts;
 };
 
 struct metrics *metrics_new(const struct metrics_config *cfg);

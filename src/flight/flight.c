@@ -71,8 +71,9 @@ struct flight {
 	struct mode mode;
 	unsigned long long store_size; /* bytes per CPU: -b, or the rings' rule */
 	__u32 blocks;                  /* per CPU */
-	unsigned char *store;          /* the mmap'ed flight_store */
-	size_t store_len;
+	unsigned char *store;          /* the mmap'ed flight_store, during a dump */
+	struct kmt_flight_slot *slots; /* and flight_slots */
+	size_t store_len, slots_len;
 	struct ring_buffer *triggers;
 	struct bpf_link *oom_link;
 	struct gfp_names *gfp;
@@ -171,7 +172,8 @@ static void flight_wants(const struct mode *m, struct bpf_wants *w)
 	w->task_records = true;
 	w->heartbeats = true;
 	w->oom_victims = true;
-	w->kernel_bytes += (unsigned long long)f->blocks * sizeof(struct kmt_flight_block) *
+	w->kernel_bytes += (unsigned long long)f->blocks *
+			   (sizeof(struct kmt_flight_block) + sizeof(struct kmt_flight_slot)) *
 			   m->session->ncpus;
 	w->pfns |= (env->events & EV_PAGE) != 0;
 	w->linear_map = true;
@@ -190,6 +192,7 @@ static void flight_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	skel->rodata->flight_nowarn_gfp = gfp_names_mask(f->gfp, "__GFP_NOWARN");
 	skel->rodata->oom_victim_is_task = oom_arg_is_task(s->vmlinux);
 	bpf_map__set_max_entries(skel->maps.flight_store, f->blocks * s->ncpus);
+	bpf_map__set_max_entries(skel->maps.flight_slots, f->blocks * s->ncpus);
 	/* The rings stay empty: the blocks go into the store. */
 	bpf_map__set_max_entries(skel->maps.rings, s->ncpus);
 }
@@ -211,27 +214,38 @@ static int on_trigger(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The store mapped for a dump.  0, or -1 with the reason said. */
-static int map_store(struct flight *f)
-{
-	struct session *s = f->mode.session;
-
-	f->store_len = (size_t)f->blocks * s->ncpus * sizeof(struct kmt_flight_block);
-	f->store = mmap(NULL, f->store_len, PROT_READ, MAP_SHARED,
-			bpf_map__fd(s->skel->maps.flight_store), 0);
-	if (f->store != MAP_FAILED)
-		return 0;
-	f->store = NULL;
-	fprintf(stderr, "kmemsnoop: cannot map the flight recorder's store (%zu bytes): %s\n",
-		f->store_len, strerror(errno));
-	return -1;
-}
-
 static void unmap_store(struct flight *f)
 {
 	if (f->store)
 		munmap(f->store, f->store_len);
+	if (f->slots)
+		munmap(f->slots, f->slots_len);
 	f->store = NULL;
+	f->slots = NULL;
+}
+
+/* The store and its slots mapped for a dump.  0, or -1 with the reason
+ * said. */
+static int map_store(struct flight *f)
+{
+	struct session *s = f->mode.session;
+	size_t n = (size_t)f->blocks * s->ncpus;
+	void *p;
+
+	f->store_len = n * sizeof(struct kmt_flight_block);
+	f->slots_len = n * sizeof(struct kmt_flight_slot);
+	p = mmap(NULL, f->store_len, PROT_READ, MAP_SHARED,
+		 bpf_map__fd(s->skel->maps.flight_store), 0);
+	f->store = p == MAP_FAILED ? NULL : p;
+	p = mmap(NULL, f->slots_len, PROT_READ, MAP_SHARED,
+		 bpf_map__fd(s->skel->maps.flight_slots), 0);
+	f->slots = p == MAP_FAILED ? NULL : p;
+	if (f->store && f->slots)
+		return 0;
+	fprintf(stderr, "kmemsnoop: cannot map the flight recorder's store (%zu bytes): %s\n",
+		f->store_len + f->slots_len, strerror(errno));
+	unmap_store(f);
+	return -1;
 }
 
 /* After load (again after a fallback): the triggers' ring. */
@@ -335,12 +349,10 @@ static void sum_losses(const struct session *s, unsigned long long *events,
 	}
 }
 
-static const struct kmt_flight_block *block_at(const struct flight *f, int cpu,
-					       unsigned long long seq)
+/* The index of block seq of cpu in the store and its slots. */
+static size_t block_index(const struct flight *f, int cpu, unsigned long long seq)
 {
-	size_t i = (size_t)cpu * f->blocks + (size_t)(seq % f->blocks);
-
-	return (const struct kmt_flight_block *)(f->store + i * sizeof(struct kmt_flight_block));
+	return (size_t)cpu * f->blocks + (size_t)(seq % f->blocks);
 }
 
 /* Blocks a CPU may add between the look that sizes the copy and the
@@ -403,17 +415,19 @@ static int room_for_copy(const struct flight *f, struct flight_cpu_records *cpus
 static bool copy_block(const struct flight *f, int cpu, unsigned long long seq,
 		       struct flight_cpu_records *r)
 {
-	const struct kmt_flight_block *b = block_at(f, cpu, seq);
+	size_t i = block_index(f, cpu, seq);
+	const struct kmt_flight_slot *slot = &f->slots[i];
+	const unsigned char *data = f->store + i * sizeof(struct kmt_flight_block);
 	__u32 len;
 
-	if (__atomic_load_n(&b->seq, __ATOMIC_ACQUIRE) != seq)
+	if (__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) != seq)
 		return false;
-	len = __atomic_load_n(&b->len, __ATOMIC_RELAXED);
+	len = __atomic_load_n(&slot->len, __ATOMIC_RELAXED);
 	if (len > KMT_FLIGHT_DATA || r->len + len > r->cap)
 		return false;
-	memcpy(r->data + r->len, b->data, len);
+	memcpy(r->data + r->len, data, len);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&b->seq, __ATOMIC_RELAXED) != seq)
+	if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq)
 		return false;
 	r->len += len;
 	return true;

@@ -29,6 +29,8 @@ MODES=(
 	"allocinfo_total|--allocinfo=total -d 0.01"
 	"stat|--stat -d 0.01"
 	"stat_page|--stat --page -d 0.01"
+	"flight|--flight -o @DIR@ -d 0.01"
+	"flight_listen|--flight -o @DIR@ --listen 127.0.0.1:@PORT@ -d 0.01"
 )
 TESTS=()
 for m in "${MODES[@]}"; do TESTS+=("verifier.${m%%|*}"); done
@@ -48,6 +50,7 @@ for m in "${MODES[@]}"; do
 	name=${m%%|*} args=${m#*|}
 	args=${args//@DIR@/$WORK/rec.$name}
 	args=${args//@PID@/$$}
+	args=${args//@PORT@/$(free_port)}
 	t0=$EPOCHREALTIME
 	# shellcheck disable=SC2086 # the mode's words
 	timeout -k 5 120 "$KMEMSNOOP" -v $args >/dev/null 2>"$WORK/$name.err" </dev/null

@@ -18,7 +18,7 @@ static void hidden(struct unit_case *c, const char *in, const char *want)
 /* The page for one reading with call-site keys and outstanding rows. */
 static char *page_of(const char *const *sites, int nsites)
 {
-	struct metrics_config cfg = { .top = 10, .version = "test" };
+	struct metrics_config cfg = { .top = 10, .version = "test", .counts = true };
 	struct metrics *m = metrics_new(&cfg);
 	struct hist_interval iv = { .seconds = 1 };
 	struct hist_row rows[4] = { 0 };
