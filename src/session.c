@@ -330,6 +330,16 @@ struct bpf_program *session_heartbeat_prog(const struct session *s)
 	return s->kf.atomic_fetch ? s->skel->progs.heartbeat : s->skel->progs.heartbeatc;
 }
 
+int session_traced_tracepoints(const struct session *s, const char **names)
+{
+	int n = 0;
+
+	for (int src = 0; src < SRC_COUNT; src++)
+		if (event_sources[src].kind == SOURCE_TRACEPOINT && session_source_wanted(s, src))
+			names[n++] = event_sources[src].name;
+	return n;
+}
+
 int session_beat_cpu(const struct session *s, int cpu)
 {
 	int fd = bpf_program__fd(session_heartbeat_prog(s));

@@ -115,6 +115,10 @@ unsigned long long session_missed(const struct session *s);
 /* Whether the source is attached in this session. */
 bool session_source_wanted(const struct session *s, enum kmt_source src);
 
+/* The tracepoints attached (fentry and fexit programs have no tracefs
+ * format), for a recording's tracepoints file: names[SRC_COUNT]; how many. */
+int session_traced_tracepoints(const struct session *s, const char **names);
+
 /* The program that writes a heartbeat record on the CPU it runs on
  * (loaded when a mode wants heartbeats). */
 struct bpf_program *session_heartbeat_prog(const struct session *s);

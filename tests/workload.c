@@ -604,21 +604,28 @@ static int never_oom_killed(void)
 	return ok;
 }
 
-static void do_openfail(long n)
+/* The soft limit of open files raised to the hard one (raising that
+ * needs CAP_SYS_RESOURCE): how many files may be open. */
+static long open_files_allowed(void)
 {
 	struct rlimit rl;
-	long opened = 0;
 
-	say("unkillable %d\n", never_oom_killed());
-	/* As many files as the hard limit allows (raising it needs
-	 * CAP_SYS_RESOURCE too). */
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		die("getrlimit(RLIMIT_NOFILE)");
 	rl.rlim_cur = rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		die("setrlimit(RLIMIT_NOFILE)");
-	if (rl.rlim_max != RLIM_INFINITY && (long)rl.rlim_max < n + 64)
-		n = (long)rl.rlim_max - 64;
+	return rl.rlim_max == RLIM_INFINITY ? LONG_MAX : (long)rl.rlim_max;
+}
+
+static void do_openfail(long n)
+{
+	long opened = 0, allowed;
+
+	say("unkillable %d\n", never_oom_killed());
+	allowed = open_files_allowed();
+	if (allowed < n + 64)
+		n = allowed - 64;
 	int err = 0;
 
 	for (; opened < n; opened++) {
@@ -641,17 +648,11 @@ static void do_openfail(long n)
 
 static void do_pipe_hold(long n)
 {
-	struct rlimit rl;
-	long made = 0;
+	long made = 0, allowed = open_files_allowed();
 	int fds[2];
 
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		die("getrlimit(RLIMIT_NOFILE)");
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		die("setrlimit(RLIMIT_NOFILE)");
-	if (rl.rlim_max != RLIM_INFINITY && (long)rl.rlim_max / 2 - 32 < n)
-		n = (long)rl.rlim_max / 2 - 32;
+	if (allowed / 2 - 32 < n)
+		n = allowed / 2 - 32;
 	for (; made < n; made++)
 		if (pipe(fds))
 			die("pipe");

@@ -281,17 +281,6 @@ static void beat(struct flight *f)
 	}
 }
 
-/* The tracepoints attached, for each dump's tracepoints file. */
-static int traced_tracepoints(const struct session *s, const char **names)
-{
-	int n = 0;
-
-	for (int src = 0; src < SRC_COUNT; src++)
-		if (event_sources[src].kind == SOURCE_TRACEPOINT && session_source_wanted(s, src))
-			names[n++] = event_sources[src].name;
-	return n;
-}
-
 /* The recorder must outlive the OOM kill it records: the OOM killer's
  * last choice where it may be (CAP_SYS_RESOURCE).  Whether it is. */
 static bool spare_from_oom_killer(void)
@@ -569,7 +558,7 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 	describe(f, t, d.what, sizeof(d.what));
 	write_ns = now_ns();
 	ret = flightdump_write(s->env->output_dir, &d, &f->hdr, f->gfp, names,
-			       traced_tracepoints(s, names), &res, err, sizeof(err));
+			       session_traced_tracepoints(s, names), &res, err, sizeof(err));
 	write_ns = now_ns() - write_ns;
 	munmap(area.base, area.len);
 	free(cpus);

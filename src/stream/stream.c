@@ -275,18 +275,6 @@ static unsigned long long on_pending(void *ctx, int cpu)
  * flushed at exit, after every mode is gone. */
 static char stdout_buffer[1 << 20];
 
-/* The tracepoints the session attached to (fentry and fexit programs have
- * no tracefs format). */
-static int traced_tracepoints(const struct session *s, const char **names)
-{
-	int n = 0;
-
-	for (int src = 0; src < SRC_COUNT; src++)
-		if (event_sources[src].kind == SOURCE_TRACEPOINT && session_source_wanted(s, src))
-			names[n++] = event_sources[src].name;
-	return n;
-}
-
 static bool is_regular_file(int fd)
 {
 	struct stat st;
@@ -564,7 +552,8 @@ static int stream_start(struct mode *m)
 				     sysconf(_SC_PAGESIZE));
 	if (m->session->env->output_dir) {
 		const char *names[SRC_COUNT];
-		struct tpformat_list tracepoints = { names, traced_tracepoints(m->session, names),
+		struct tpformat_list tracepoints = { names,
+						     session_traced_tracepoints(m->session, names),
 						     NULL };
 
 		recheader_set_linear_map(binout_sink_header(st->sink), m->session->linear_map);
