@@ -403,9 +403,9 @@ dist:
 # The GNU directory variables: PREFIX (default /usr/local), DESTDIR for a
 # staging root, each directory overridable.  sbin: kmemsnoop needs root (or
 # its capabilities).  SYSCONFDIR is /etc for PREFIX=/usr, else PREFIX/etc:
-# the unit reads its optional settings from there.  The unit is written from
-# its template at each install, so that ExecStart= names the binary that
-# this install puts in place, whatever PREFIX was, and so is the bash
+# the units read their optional settings from there.  The units are written
+# from their templates at each install, so that ExecStart= names the binary
+# that this install puts in place, whatever PREFIX was, and so is the bash
 # completion, which falls back on that binary (straight into place:
 # make install writes nothing in the source tree, which may be another
 # user's).
@@ -417,7 +417,7 @@ BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 INSTALL ?= install
-UNIT := kmemsnoop-exporter.service
+UNITS := kmemsnoop-exporter.service kmemsnoop-flight.service
 
 # install_template IN,OUT: IN with the installed paths filled in, mode 644.
 install_template = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
@@ -430,12 +430,12 @@ install: kmemsnoop
 	sed -e '/^\.TH /s/"kmemsnoop [^"]*"/"kmemsnoop $(VERSION_STRING)"/' man/kmemsnoop.8 \
 		> $(DESTDIR)$(MANDIR)/man8/kmemsnoop.8 && chmod 644 $(DESTDIR)$(MANDIR)/man8/kmemsnoop.8
 	$(call install_template,dist/kmemsnoop.bash.in,$(DESTDIR)$(BASHCOMPDIR)/kmemsnoop)
-	$(call install_template,dist/$(UNIT).in,$(DESTDIR)$(SYSTEMDUNITDIR)/$(UNIT))
+	$(foreach u,$(UNITS),$(call install_template,dist/$(u).in,$(DESTDIR)$(SYSTEMDUNITDIR)/$(u)) &&) true
 
 # The files only: the directories may hold others' files.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/kmemsnoop $(DESTDIR)$(MANDIR)/man8/kmemsnoop.8 \
-		$(DESTDIR)$(BASHCOMPDIR)/kmemsnoop $(DESTDIR)$(SYSTEMDUNITDIR)/$(UNIT)
+		$(DESTDIR)$(BASHCOMPDIR)/kmemsnoop $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
 
 # --- the Debian package ---------------------------------------------------------
 # make deb [ARCH=arm64] [DEBDIR=dir]: DEBDIR/kmemsnoop_<version>-1_<arch>.deb,
@@ -448,7 +448,7 @@ uninstall:
 # arm64 ./kmemsnoop over the native one).  dist/deb/mkdeb adds the rest: the
 # stripped binary, the compressed manual page, /usr/share/doc/kmemsnoop,
 # the lintian overrides, DEBIAN/ (control, md5sums, the maintainer scripts:
-# the unit is installed disabled).  The version is tools/version's with
+# the units are installed disabled).  The version is tools/version's with
 # Debian revision -1 (DEB_REVISION); DEB_MAINTAINER names the maintainer
 # (dist/deb/mkdeb).
 DEBDIR ?= .
@@ -469,7 +469,7 @@ deb: $(STATIC_KMEMSNOOP)
 	sed -e '/^\.TH /s/"kmemsnoop [^"]*"/"kmemsnoop $(VERSION_STRING)"/' man/kmemsnoop.8 \
 		> $(DEB_ROOT)/usr/share/man/man8/kmemsnoop.8
 	$(call install_template,dist/kmemsnoop.bash.in,$(DEB_ROOT)/usr/share/bash-completion/completions/kmemsnoop)
-	$(call install_template,dist/$(UNIT).in,$(DEB_ROOT)/usr/lib/systemd/system/$(UNIT))
+	$(foreach u,$(UNITS),$(call install_template,dist/$(u).in,$(DEB_ROOT)/usr/lib/systemd/system/$(u)) &&) true
 	DEB_VERSION='$(VERSION_STRING)-$(DEB_REVISION)' DEB_ARCH='$(DEB_ARCH_$(ARCH))' \
 		STRIP='$(CROSS)strip' CC='$(CC)' SYSROOT='$(SYSROOT)' \
 		STATIC_LIBS='$(PROTOBUF_A) $(HTTPD_STATIC_LIBS) $(STATIC_LIBS)' \

@@ -438,15 +438,36 @@ static bool opt_flight_when(struct parse *p, const char *arg)
 	return true;
 }
 
+/* N[,SIZE]: dumps kept, and optionally the disk space they may take. */
 static bool opt_flight_keep(struct parse *p, const char *arg)
 {
+	char count[16];
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
 	int n;
 
 	p->flight_option = true;
-	if (!parse_int_range(arg, 1, 100000, &n))
-		return bad(p, "invalid --flight-keep '%s': a number of dumps, 1 to 100000", arg);
+	p->env->flight_keep_bytes = 0;
+	if (len >= sizeof(count))
+		len = sizeof(count) - 1;
+	memcpy(count, arg, len);
+	count[len] = '\0';
+	if (!parse_int_range(count, 1, 100000, &n) ||
+	    (comma && (!parse_size(comma + 1, &p->env->flight_keep_bytes) ||
+		       !p->env->flight_keep_bytes)))
+		return bad(p, "invalid --flight-keep '%s': a number of dumps, 1 to 100000, and "
+			      "optionally a size they may take (8,2G)", arg);
 	p->env->flight_keep = (unsigned int)n;
 	return true;
+}
+
+static bool opt_flight_after(struct parse *p, const char *arg)
+{
+	p->flight_option = true;
+	p->env->flight_after = 0;
+	return !strcmp(arg, "0") ||
+	       (parse_seconds(arg, &p->env->flight_after) && p->env->flight_after <= 60) ||
+	       bad(p, "invalid --flight-after '%s': seconds, 0 to 60", arg);
 }
 
 /* Options that only set their flag; --help and --version, which end
@@ -519,9 +540,14 @@ const struct opt_spec env_options[] = {
 	  "when it falls below SIZE (MemAvailable<512M), rises above it (SUnreclaim>2G), or "
 	  "rises by SIZE since the start or its last dump (Slab+1G); fires again once the "
 	  "field is back on the other side", opt_flight_when, 0 },
-	{ "flight-keep", LONG_ONLY(29), required_argument, "=N", GROUP_FLIGHT,
-	  "with --flight: keep the N newest dumps in DIR, removing older ones (default 8)",
-	  opt_flight_keep, 0 },
+	{ "flight-after", LONG_ONLY(31), required_argument, "=SECONDS", GROUP_FLIGHT,
+	  "with --flight: write a dump SECONDS after its trigger (0 to 60; default 0, at "
+	  "once), so that it holds what followed too: an OOM victim's frees, say.  The store "
+	  "must hold that much more", opt_flight_after, 0 },
+	{ "flight-keep", LONG_ONLY(29), required_argument, "=N[,SIZE]", GROUP_FLIGHT,
+	  "with --flight: keep the N newest dumps in DIR (default 8), and with SIZE (K/M/G "
+	  "suffixes) only as many of those as take SIZE on disk at most, the newest always; "
+	  "older ones are removed", opt_flight_keep, 0 },
 
 	{ "allocinfo", LONG_ONLY(2), optional_argument, "", GROUP_ALLOCINFO,
 	  "count in BPF maps, per call site, the bytes and the number of the allocations made "

@@ -79,7 +79,9 @@ struct env {
 	 * when a trigger fires */
 	bool flight;
 	double flight_window;           /* =SECONDS: what a dump keeps at most; 0: the store */
-	unsigned int flight_keep;       /* --flight-keep: dumps kept in DIR */
+	unsigned int flight_keep;       /* --flight-keep=N: dumps kept in DIR */
+	uint64_t flight_keep_bytes;     /* --flight-keep=N,SIZE: their disk space; 0: any */
+	double flight_after;            /* --flight-after: seconds from a trigger to its dump */
 	/* --flight-when=FIELD<SIZE|FIELD>SIZE|FIELD+SIZE on /proc/meminfo;
 	 * field empty: none */
 	struct {

@@ -96,7 +96,7 @@ static bool check_flight_options(struct parse *p)
 	const struct env *env = p->env;
 
 	if (!env->flight)
-		return !p->flight_option || bad(p, "--flight-keep and --flight-when go with --flight");
+		return !p->flight_option || bad(p, "--flight-after, --flight-keep and --flight-when go with --flight");
 	if (!env->output_dir)
 		return bad(p, "--flight writes its dumps into a directory: give -o DIR");
 	if (env->hist || env->allocinfo || env->stat)

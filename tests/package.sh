@@ -18,7 +18,7 @@
 # Results:
 #   package.deb          DEB is kmemsnoop, depends on nothing (no Depends,
 #                        Pre-Depends, Recommends) and holds the binary, the
-#                        manual page, the completion, the unit, the
+#                        manual page, the completion, the units, the
 #                        copyright and changelog.Debian.gz
 #   package.lintian      lintian DEB reports no error (E:); its other lines
 #                        are printed (SKIP without lintian on the host)
@@ -33,14 +33,15 @@
 #                        that version
 #   package.completion   the bash completion completes "kmemsnoop --hist-b"
 #                        to --hist-by
-#   package.unit_verify  systemd-analyze verify accepts the unit, silently
-#   package.unit_disabled  it is installed disabled: systemctl is-enabled
-#                        says "disabled", no link to it under /etc/systemd
+#   package.unit_verify  systemd-analyze verify accepts the units
+#                        (kmemsnoop-exporter, kmemsnoop-flight), silently
+#   package.unit_disabled  they are installed disabled: systemctl is-enabled
+#                        says "disabled", no link to them under /etc/systemd
 #   package.trace        kmemsnoop -d 2, while a loop of cat allocates,
 #                        prints kmalloc:/kmem_cache_alloc: lines, lines of
 #                        cat, and its summary on stderr
-#   package.enable       systemctl enable kmemsnoop-exporter, as an
-#                        administrator would, links it (purge must undo it)
+#   package.enable       systemctl enable of both units, as an
+#                        administrator would, links each (purge must undo it)
 #   package.purge        apt-get purge -y kmemsnoop: dpkg no longer knows it
 #   package.leftovers    every file of the root, with its type, mode, owner
 #                        and content, is after the purge what it was before
@@ -71,7 +72,7 @@ WORK_PARENT=${PACKAGE_WORKDIR:-/var/tmp}
 DEADLINE=$((SECONDS + ${PACKAGE_TIMEOUT:-900}))
 T0=$SECONDS
 TRACE_SECONDS=2
-UNIT=kmemsnoop-exporter.service
+UNITS=(kmemsnoop-exporter.service kmemsnoop-flight.service)
 # The test's own files in the root (the copy of DEB, the trace's output):
 # left out of the comparison of the root's files.
 INNER=/tmp/kmemsnoop-package
@@ -198,7 +199,7 @@ for f in Depends Pre-Depends Recommends; do
 	[ -z "$(field "$f")" ] || why="$why $f: $(field "$f");"
 done
 for f in ./usr/sbin/kmemsnoop ./usr/share/man/man8/kmemsnoop.8.gz \
-	./usr/share/bash-completion/completions/kmemsnoop ./usr/lib/systemd/system/$UNIT \
+	./usr/share/bash-completion/completions/kmemsnoop "${UNITS[@]/#/./usr/lib/systemd/system/}" \
 	./usr/share/doc/kmemsnoop/copyright ./usr/share/doc/kmemsnoop/changelog.Debian.gz; do
 	grep -qxF "$f" <<<"$contents" || why="$why no $f;"
 done
@@ -324,13 +325,13 @@ say "checked: kmemsnoop --hist-b<TAB>: $got"
 [ "$got" = --hist-by ]
 check $? package.completion "\"kmemsnoop --hist-b\" completed to '$got'"
 
-step unit_verify 120 "${INROOT[@]}" systemd-analyze verify /usr/lib/systemd/system/$UNIT
+step unit_verify 120 "${INROOT[@]}" systemd-analyze verify "${UNITS[@]/#//usr/lib/systemd/system/}"
 rc=$?
 [ $rc = 0 ] && [ ! -s "$W/unit_verify.log" ]
 check $? package.unit_verify "systemd-analyze verify: status $rc" "$W/unit_verify.log"
 
-state=$(inroot systemctl is-enabled $UNIT 2>&1)
-links=$(find "$R/etc/systemd" -lname "*$UNIT" 2>/dev/null | sed "s|^$R||")
+state=$(inroot systemctl is-enabled "${UNITS[@]}" 2>&1 | sort -u | paste -sd' ')
+links=$(find "$R/etc/systemd" -lname "*kmemsnoop-*.service" 2>/dev/null | sed "s|^$R||")
 say "checked: systemctl is-enabled: $state; links: ${links:-none}"
 [ "$state" = disabled ] && [ -z "$links" ]
 check $? package.unit_disabled "systemctl is-enabled says '$state'; links: ${links//$'\n'/ }"
@@ -361,11 +362,12 @@ check $? package.trace "exit $rc, ${n_ev:-0} kmalloc:/kmem_cache_alloc: lines, $
 
 # ---------------------------------------------------------------- purge
 
-inroot systemctl enable $UNIT >"$W/enable.log" 2>&1
+inroot systemctl enable "${UNITS[@]}" >"$W/enable.log" 2>&1
 rc=$?
-links=$(find "$R/etc/systemd" -lname "*$UNIT" 2>/dev/null | sed "s|^$R||")
+links=$(find "$R/etc/systemd" -lname "*kmemsnoop-*.service" 2>/dev/null | sed "s|^$R||")
 say "checked: systemctl enable: status $rc; links: ${links//$'\n'/ }"
-[ $rc = 0 ] && [ -n "$links" ]
+[ $rc = 0 ] && grep -q 'kmemsnoop-exporter\.service$' <<<"$links" &&
+	grep -q 'kmemsnoop-flight\.service$' <<<"$links"
 check $? package.enable "systemctl enable: status $rc, links: ${links:-none}" "$W/enable.log"
 
 step purge 300 "${INROOT[@]}" apt-get purge -y kmemsnoop

@@ -23,8 +23,8 @@ build="make gcc libc6-dev clang llvm pkg-config libbpf-dev bpftool libelf-dev li
 # recordings apart from kmemsnoop); golang-go: test_pprof reads the --pprof
 # profiles with go tool pprof; linux-perf: test_stat compares --stat with
 # perf kmem stat; man-db and groff-base render kmemsnoop.8 with warnings on;
-# systemd has systemd-analyze, which verifies and rates the
-# kmemsnoop-exporter unit (test_install; no running systemd needed);
+# systemd has systemd-analyze, which verifies and rates the units
+# (test_install; no running systemd needed);
 # stress-ng: make soak's allocation load; strace: test_diskfull sees the cpu
 # files opened O_DIRECT (e2fsprogs makes its ext4 image); tools/vmtest:
 # qemu, busybox and bash linked statically for the VMs' initramfs, cpio to

@@ -79,8 +79,10 @@ struct flight {
 	struct gfp_names *gfp;
 	struct rec_header hdr;         /* collected at the start, copied into each dump */
 	unsigned long long *next_seq;  /* per CPU: its first block not dumped yet */
-	struct kmt_flight_trigger pending;
-	bool has_pending;
+	/* A trigger of each kind that fired and waits for its dump
+	 * (--flight-after); later ones of its kind go into that dump. */
+	struct kmt_flight_trigger held[KMT_TRIGGER_KINDS];
+	bool is_held[KMT_TRIGGER_KINDS];
 	bool no_beats;
 	unsigned long long next_beat_ns;
 	unsigned long long lost_dumped, lost_bytes_dumped; /* the losses the dumps told */
@@ -203,14 +205,26 @@ static void flight_release(struct flight *f)
 	f->triggers = NULL;
 }
 
+/* Holds t for its dump, unless one of its kind is held already. */
+static void hold(struct flight *f, const struct kmt_flight_trigger *t)
+{
+	unsigned int kind = t->kind < KMT_TRIGGER_KINDS ? t->kind : KMT_TRIGGER_SIGNAL;
+
+	if (f->is_held[kind])
+		return;
+	f->held[kind] = *t;
+	f->held[kind].kind = kind;
+	f->is_held[kind] = true;
+}
+
 static int on_trigger(void *ctx, void *data, size_t size)
 {
-	struct flight *f = ctx;
+	struct kmt_flight_trigger t;
 
-	if (size < sizeof(f->pending) || f->has_pending)
+	if (size < sizeof(t))
 		return 0;
-	memcpy(&f->pending, data, sizeof(f->pending));
-	f->has_pending = true;
+	memcpy(&t, data, sizeof(t));
+	hold(ctx, &t);
 	return 0;
 }
 
@@ -282,15 +296,21 @@ static void beat(struct flight *f)
 }
 
 /* The recorder must outlive the OOM kill it records: the OOM killer's
- * last choice where it may be (CAP_SYS_RESOURCE).  Whether it is. */
+ * last choice where it may be (CAP_SYS_RESOURCE), or where whoever started
+ * it made it so (systemd's OOMScoreAdjust=).  Whether it is. */
 static bool spare_from_oom_killer(void)
 {
-	FILE *f = fopen("/proc/self/oom_score_adj", "we");
+	FILE *f = fopen("/proc/self/oom_score_adj", "r+e");
+	int adj = 0;
 	bool ok;
 
 	if (!f)
 		return false;
-	ok = fputs("-1000", f) >= 0;
+	if (fscanf(f, "%d", &adj) == 1 && adj == -1000) {
+		fclose(f);
+		return true;
+	}
+	ok = !fseek(f, 0, SEEK_SET) && fputs("-1000", f) >= 0;
 	return !fclose(f) && ok;
 }
 
@@ -509,6 +529,16 @@ static void say_dump(const struct flight_dump *d, const struct flight_dump_resul
 				"larger store (-b) or filters keep more\n", held);
 }
 
+/* The BPF programs send one trigger at a time (an allocation failing
+ * again and again must not flood the ring): once its dump is done, the
+ * next may come. */
+static void release_kernel_trigger(struct flight *f, const struct kmt_flight_trigger *t)
+{
+	if (t->kind == KMT_TRIGGER_OOM || t->kind == KMT_TRIGGER_FAILED)
+		__atomic_store_n(&f->mode.session->skel->bss->flight_pending, 0,
+				 __ATOMIC_SEQ_CST);
+}
+
 /* A trigger's dump: the CPUs' stages into the store, the copy, the
  * recording, the rotation. */
 static int dump(struct flight *f, const struct kmt_flight_trigger *t)
@@ -540,7 +570,7 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 		__atomic_add_fetch(&s->flight_counts.dump_failures, 1, __ATOMIC_RELAXED);
 		munmap(area.base, area.len);
 		free(cpus);
-		__atomic_store_n(&s->skel->bss->flight_pending, 0, __ATOMIC_SEQ_CST);
+		release_kernel_trigger(f, t);
 		return 0;
 	}
 	copy_ns = now_ns();
@@ -573,16 +603,22 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 		f->dumps++;
 		__atomic_add_fetch(&s->flight_counts.dumps, 1, __ATOMIC_RELAXED);
 		f->held_ns_last = res.oldest_ns && res.oldest_ns < d.at_ns ? d.at_ns - res.oldest_ns : 0;
-		if (flightdump_rotate(s->env->output_dir, s->env->flight_keep, err, sizeof(err)) < 0)
+		if (flightdump_rotate(s->env->output_dir, s->env->flight_keep,
+				      s->env->flight_keep_bytes, err, sizeof(err)) < 0)
 			fprintf(stderr, "kmemsnoop: %s\n", err);
 	}
-	__atomic_store_n(&s->skel->bss->flight_pending, 0, __ATOMIC_SEQ_CST);
+	release_kernel_trigger(f, t);
 	return 0;
 }
 
-/* The dumps of the triggers that fired, SIGUSR1's first. */
-static int dump_fired(struct flight *f)
+/* The dumps of the triggers held whose time has come (--flight-after after
+ * the trigger; all of them at the end), SIGUSR1's first. */
+static int dump_fired(struct flight *f, bool final)
 {
+	static const enum kmt_trigger order[] = { KMT_TRIGGER_SIGNAL, KMT_TRIGGER_OOM,
+						  KMT_TRIGGER_FAILED, KMT_TRIGGER_THRESHOLD };
+	unsigned long long after_ns = (unsigned long long)(f->mode.session->env->flight_after * 1e9);
+
 	if (signals_pending) {
 		struct kmt_flight_trigger t = { .timestamp = now_ns(), .kind = KMT_TRIGGER_SIGNAL };
 
@@ -590,12 +626,15 @@ static int dump_fired(struct flight *f)
 		__atomic_add_fetch(&f->mode.session->flight_counts.triggers[KMT_TRIGGER_SIGNAL],
 				   signals_pending, __ATOMIC_RELAXED);
 		signals_pending = 0;
-		if (dump(f, &t))
-			return -1;
+		hold(f, &t);
 	}
-	if (f->has_pending) {
-		f->has_pending = false;
-		if (dump(f, &f->pending))
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct kmt_flight_trigger t = f->held[order[i]];
+
+		if (!f->is_held[order[i]] || (!final && now_ns() < t.timestamp + after_ns))
+			continue;
+		f->is_held[order[i]] = false;
+		if (dump(f, &t))
 			return -1;
 	}
 	return MODE_OK;
@@ -624,8 +663,7 @@ static int check_threshold(struct flight *f)
 	__atomic_add_fetch(&f->mode.session->flight_counts.triggers[KMT_TRIGGER_THRESHOLD], 1,
 			   __ATOMIC_RELAXED);
 	t.timestamp = now;
-	if (dump(f, &t))
-		return -1;
+	hold(f, &t);
 	threshold_dumped(&f->threshold);
 	return MODE_OK;
 }
@@ -641,9 +679,9 @@ static int flight_wait(struct mode *m, int ms)
 	if (ret < 0 && ret != -EINTR)
 		return session_fail(m->session, "reading the flight recorder's triggers: %s",
 				    strerror(-ret));
-	if (dump_fired(f))
+	if (check_threshold(f))
 		return -1;
-	return check_threshold(f);
+	return dump_fired(f, false);
 }
 
 static int flight_finish(struct mode *m, bool final)
@@ -656,7 +694,7 @@ static int flight_finish(struct mode *m, bool final)
 	/* A trigger that fired before the end (the OOM victim of -p: its
 	 * death ends the run) still has its dump. */
 	ring_buffer__consume(f->triggers);
-	if (dump_fired(f))
+	if (dump_fired(f, true))
 		return -1;
 	sum_losses(m->session, &lost, &lost_bytes);
 	fprintf(stderr, "kmemsnoop: flight recorder: %llu dumps written into %s (%llu failed); "

@@ -189,6 +189,28 @@ static int remove_dump(int rootfd, const char *name)
 	return unlinkat(rootfd, name, AT_REMOVEDIR);
 }
 
+/* The space a dump's files take on disk (what a size limit is about);
+ * 0 when it cannot be read. */
+static unsigned long long dump_size(int rootfd, const char *name)
+{
+	int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	unsigned long long bytes = 0;
+	struct dirent *e;
+	struct stat st;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((e = readdir(dir)))
+		if (!fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
+			bytes += (unsigned long long)st.st_blocks * 512;
+	closedir(dir);
+	return bytes;
+}
+
 /* The dumps' names under the open directory, sorted oldest first; NULL
  * (with *n 0) when out of memory. */
 static char **dump_names(DIR *dir, size_t *n)
@@ -222,9 +244,11 @@ fail:
 	return NULL;
 }
 
-int flightdump_rotate(const char *root, unsigned int keep, char *err, size_t err_size)
+int flightdump_rotate(const char *root, unsigned int keep, unsigned long long max_bytes,
+		      char *err, size_t err_size)
 {
 	DIR *dir = opendir(root);
+	unsigned long long total = 0;
 	size_t n, i;
 	char **names;
 	int removed = 0;
@@ -234,13 +258,22 @@ int flightdump_rotate(const char *root, unsigned int keep, char *err, size_t err
 		return -1;
 	}
 	names = dump_names(dir, &n);
-	for (i = 0; i < n; i++) {
-		if (n - i > keep) {
+	/* Newest first: the newest is always kept, whatever it weighs. */
+	for (i = n; i-- > 0;) {
+		bool kept = n - i <= keep;
+
+		if (kept && max_bytes) {
+			total += dump_size(dirfd(dir), names[i]);
+			kept = n - i == 1 || total <= max_bytes;
+		}
+		if (!kept) {
 			if (remove_dump(dirfd(dir), names[i]))
 				snprintf(err, err_size, "cannot remove %s/%s: %s", root, names[i],
 					 strerror(errno));
 			else
 				removed++;
+			/* Whatever is older goes too: the dumps kept are the newest. */
+			keep = (unsigned int)(n - i - 1);
 		}
 		free(names[i]);
 	}

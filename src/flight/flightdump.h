@@ -55,9 +55,12 @@ int flightdump_write(const char *root, const struct flight_dump *d, const struct
 
 /*
  * Removes the oldest dumps under root (directories named as
- * flightdump_write() names them) until keep are left.  How many were
- * removed, or -1 with a one-line reason in err.
+ * flightdump_write() names them) until keep are left, and, when max_bytes
+ * is not 0, until those left take max_bytes at most on disk (but the
+ * newest, which is always kept).  How many were removed, or -1 with a
+ * one-line reason in err.
  */
-int flightdump_rotate(const char *root, unsigned int keep, char *err, size_t err_size);
+int flightdump_rotate(const char *root, unsigned int keep, unsigned long long max_bytes,
+		      char *err, size_t err_size);
 
 #endif /* KMEMSNOOP_FLIGHTDUMP_H */

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # --flight -o DIR: the flight recorder, each trigger for real.
-#   flight.usage    --flight without -o, --flight-keep without --flight and
-#                   a bad SECONDS: exit 2 and one line that says why
+#   flight.usage    --flight without -o, --flight-keep without --flight, a
+#                   bad SECONDS, --flight-keep's size 0, --flight-after
+#                   over 60: exit 2 and one line that says why
 #   flight.signal   "-c workload": a workload sends MSG_A messages of SIZE_A,
 #                   SIGUSR1; another sends MSG_B of SIZE_B, SIGUSR1: two
 #                   dumps, the first with exactly the first's MSG_A load_msg
@@ -19,6 +20,11 @@
 #                   and its header says the second asked for
 #   flight.rotation --flight-keep=2: three SIGUSR1, two dumps left, the
 #                   two newest
+#   flight.rotation_size  --flight-keep=10,1K (a size no dump fits in): three
+#                   SIGUSR1, the newest dump alone left
+#   flight.after    --flight-after=1.5: SIGUSR1, then a workload's MSG_B
+#                   messages: the dump, said 1.5 s after the signal at the
+#                   soonest, holds all of them
 #   flight.threshold  --flight-when=Slab+THRESH_MIB"M": a workload makes pipes
 #                   (2.5 KiB of slab each) and holds them: a "threshold"
 #                   dump, its trigger naming Slab, with some of the
@@ -54,7 +60,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(flight.usage flight.signal flight.header flight.read flight.window flight.rotation
-	flight.threshold flight.listen flight.failed flight.oom)
+	flight.rotation_size flight.after flight.threshold flight.listen flight.failed flight.oom)
 
 require_root
 require_kmemsnoop
@@ -97,7 +103,8 @@ run_msgs() {
 
 usage() {
 	local bad= out
-	for args in "--flight" "--flight-keep=2 -o $WORK/u" "--flight=abc -o $WORK/u" "--flight -o $WORK/u --hist"; do
+	for args in "--flight" "--flight-keep=2 -o $WORK/u" "--flight=abc -o $WORK/u" "--flight -o $WORK/u --hist" \
+		"--flight --flight-keep=2,0 -o $WORK/u" "--flight --flight-after=61 -o $WORK/u"; do
 		# shellcheck disable=SC2086
 		out=$("$KMEMSNOOP" $args 2>&1 >/dev/null)
 		rc=$?
@@ -193,6 +200,48 @@ rotation_test() {
 	check $? flight.rotation "after 3 dumps ($(dumps_said rot | wc -l) said) with --flight-keep=2, left: '$left', want the newest two: '$want'"
 }
 rotation_test
+
+rotation_size_test() {
+	local dir=$WORK/rotsize left want
+	if ! ks_start rotsize --flight --flight-keep=10,1K -o "$dir" -c workload; then
+		fail flight.rotation_size "$(ks_start_fail_why rotsize)"
+		return
+	fi
+	for n in 1 2 3; do
+		kill -USR1 "${KS_PID[rotsize]}"
+		wait_dumps rotsize "$n"
+		sleep 0.01
+	done
+	ks_stop rotsize
+	left=$(cd "$dir" && ls -d ./*/ 2>/dev/null | sed 's#^\./##; s#/$##' | tr '\n' ' ')
+	want=$(dumps_said rotsize | sed -n '3p' | xargs -n1 basename 2>/dev/null | tr '\n' ' ')
+	[ "$(dumps_said rotsize | wc -l)" = 3 ] && [ -n "$want" ] && [ "$left" = "$want" ]
+	check $? flight.rotation_size "after 3 dumps ($(dumps_said rotsize | wc -l) said) with --flight-keep=10,1K, left: '$left', want the newest alone: '$want'"
+}
+rotation_size_test
+
+after_test() {
+	local dir=$WORK/after pb d b t0 took
+	if ! ks_start after --flight --flight-after=1.5 -o "$dir" -c workload; then
+		fail flight.after "$(ks_start_fail_why after)"
+		return
+	fi
+	t0=$(date +%s%N)
+	kill -USR1 "${KS_PID[after]}"
+	pb=$(run_msgs wab "$SIZE_B" "$MSG_B")
+	wait_dumps after 1
+	took=$((($(date +%s%N) - t0) / 1000000))
+	ks_stop after
+	d=$(dumps_said after | sed -n 1p)
+	if [ -z "$d" ] || [ -z "$pb" ]; then
+		fail flight.after "no dump, or the workload failed: $(first_lines 3 <"$(ks_err after)")"
+		return
+	fi
+	b=$(load_msgs "$d" "$pb" "$SIZE_B")
+	[ "$b" = "$MSG_B" ] && [ "$took" -ge 1500 ]
+	check $? flight.after "the dump, said $took ms after SIGUSR1 (want 1500 at least), holds $b of the messages sent after the signal (want $MSG_B)"
+}
+after_test
 
 threshold_test() {
 	local dir=$WORK/thr pid held d pipes

@@ -3,11 +3,11 @@
 #
 # make install and make uninstall into a staging root (DESTDIR), and what
 # they install: the binary, kmemsnoop(8), the bash completion and the
-# kmemsnoop-exporter systemd unit.  Needs the source tree and make (not in
+# systemd units, kmemsnoop-exporter and kmemsnoop-flight.  Needs the source tree and make (not in
 # the test VMs); root only for install.unit_capabilities.
 #
 #   install.files           make install DESTDIR=D PREFIX=/usr puts exactly the
-#                           four files in place, the binary 0755, the others 0644
+#                           five files in place, the binary 0755, the others 0644
 #   install.prefix          the default PREFIX is /usr/local: the files go
 #                           there, and the unit's ExecStart= and the
 #                           completion's fallback name that binary
@@ -24,13 +24,19 @@
 #                           error message names
 #   install.completion_dirs -o and --input= complete directories only
 #   install.completion_pids -p completes process ids (this shell's among them)
-#   install.unit_execstart  the unit runs the installed binary with --listen
-#   install.unit_verify     systemd-analyze verify accepts the unit
-#   install.unit_security   systemd-analyze security --offline rates its
+#   install.unit_execstart  the exporter's unit runs the installed binary with
+#                           --listen, the flight recorder's with --flight into
+#                           its state directory, which it declares
+#   install.unit_verify     systemd-analyze verify accepts each unit
+#   install.unit_security   systemd-analyze security --offline rates each one's
 #                           exposure at most UNIT_MAX_EXPOSURE (2.5)
 #   install.unit_capabilities  the installed binary serves /metrics, call
 #                           sites named, as an unprivileged user with only the
-#                           unit's capabilities (root)
+#                           exporter's capabilities (root)
+#   install.flight_capabilities  as an unprivileged user with only the flight
+#                           recorder's capabilities, the installed binary
+#                           started as its unit starts it writes a dump on
+#                           SIGUSR1 that kmemsnoop -i reads (root)
 #   install.uninstall       make uninstall leaves no file behind
 #   install.dist            make dist writes kmemsnoop-<tools/version>.tar.gz:
 #                           HEAD without .git, its VERSION holding that version,
@@ -43,10 +49,12 @@
 TESTS=(install.files install.prefix install.man_render install.man_version install.man_options
 	install.completion_options install.completion_values install.completion_dirs
 	install.completion_pids install.unit_execstart install.unit_verify install.unit_security
-	install.unit_capabilities install.uninstall install.dist)
+	install.unit_capabilities install.flight_capabilities install.uninstall install.dist)
 
 UNIT_MAX_EXPOSURE=${UNIT_MAX_EXPOSURE:-2.5}
 UNIT=kmemsnoop-exporter.service
+FLIGHT_UNIT=kmemsnoop-flight.service
+UNITS=("$UNIT" "$FLIGHT_UNIT")
 
 if [ ! -f "$TOP/Makefile" ] || [ ! -f "$TOP/man/kmemsnoop.8" ]; then
 	skip_all "no source tree at $TOP (make install runs from one)"
@@ -66,6 +74,7 @@ BIN=$D/usr/sbin/kmemsnoop
 MAN=$D/usr/share/man/man8/kmemsnoop.8
 COMP=$D/usr/share/bash-completion/completions/kmemsnoop
 UNITF=$D/usr/lib/systemd/system/$UNIT
+FLIGHT_UNITF=$D/usr/lib/systemd/system/$FLIGHT_UNIT
 
 # --- the files -------------------------------------------------------------------
 if ! mk install DESTDIR="$D" PREFIX=/usr; then
@@ -75,7 +84,8 @@ fi
 want="0755 $BIN
 0644 $COMP
 0644 $MAN
-0644 $UNITF"
+0644 $UNITF
+0644 $FLIGHT_UNITF"
 got=$(find "$D" ! -type d -printf '%#m %p\n' | sort -k2)
 [ "$got" = "$(sort -k2 <<<"$want")" ]
 check $? install.files "installed: $(tr '\n' ';' <<<"$got"), want: $(tr '\n' ';' <<<"$want")"
@@ -209,29 +219,46 @@ check $? install.completion_pids "-p $$ gave: $(head -n 5 <<<"$got" | tr '\n' ' 
 
 # --- the systemd unit --------------------------------------------------------------
 execstart=$(sed -n 's/^ExecStart=//p' "$UNITF")
-[[ $execstart == "/usr/sbin/kmemsnoop --listen "* ]] && [ -x "$D${execstart%% *}" ]
-check $? install.unit_execstart "ExecStart=$execstart"
+fexecstart=$(sed -n 's/^ExecStart=//p' "$FLIGHT_UNITF")
+fstate=$(sed -n 's/^StateDirectory=//p' "$FLIGHT_UNITF")
+[[ $execstart == "/usr/sbin/kmemsnoop --listen "* ]] && [ -x "$D${execstart%% *}" ] &&
+	[[ $fexecstart == "/usr/sbin/kmemsnoop \$KMEMSNOOP_FLIGHT "*" -o %S/$fstate "* ]] &&
+	[ -n "$fstate" ] && grep -qx 'Environment=KMEMSNOOP_FLIGHT=--flight' "$FLIGHT_UNITF"
+check $? install.unit_execstart "$UNIT: ExecStart=$execstart; $FLIGHT_UNIT: ExecStart=$fexecstart, StateDirectory=$fstate"
 
-# The unit names /usr/sbin/kmemsnoop, which is in D, not on this machine:
-# systemd-analyze reads a copy naming D's binary (and finds D's man page).
+# The units name /usr/sbin/kmemsnoop, which is in D, not on this machine:
+# systemd-analyze reads copies naming D's binary (and finds D's man page).
 if ! command -v systemd-analyze >/dev/null; then
 	skip_rest install.unit_verify install.unit_security "systemd-analyze is not installed (systemd)"
 else
 	mkdir -p "$WORK/unit"
-	sed "s|^ExecStart=/usr/sbin/kmemsnoop|ExecStart=$BIN|" "$UNITF" >"$WORK/unit/$UNIT"
-	MANPATH=$D/usr/share/man systemd-analyze verify "$WORK/unit/$UNIT" >"$WORK/verify.out" 2>&1
-	rc=$?
-	[ $rc = 0 ] && [ ! -s "$WORK/verify.out" ]
-	check $? install.unit_verify "systemd-analyze verify: status $rc: $(head -n 3 "$WORK/verify.out" | tr '\n' ' ')"
+	verify_bad= security_bad= scores=
+	for u in "${UNITS[@]}"; do
+		sed "s|^ExecStart=/usr/sbin/kmemsnoop|ExecStart=$BIN|" "$D/usr/lib/systemd/system/$u" \
+			>"$WORK/unit/$u"
+		MANPATH=$D/usr/share/man systemd-analyze verify "$WORK/unit/$u" >"$WORK/verify.$u" 2>&1
+		rc=$?
+		[ $rc = 0 ] && [ ! -s "$WORK/verify.$u" ] ||
+			verify_bad="$verify_bad $u: status $rc: $(head -n 3 "$WORK/verify.$u" | tr '\n' ' ');"
 
-	systemd-analyze security --offline=yes "$WORK/unit/$UNIT" >"$WORK/security.out" 2>&1
-	score=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$WORK/security.out")
-	if [ -z "$score" ]; then
-		skip install.unit_security "systemd-analyze security --offline gave no score: $(tail -n 1 "$WORK/security.out")"
+		systemd-analyze security --offline=yes "$WORK/unit/$u" >"$WORK/security.$u" 2>&1
+		score=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$WORK/security.$u")
+		if [ -z "$score" ]; then
+			security_bad="$security_bad $u: no score: $(tail -n 1 "$WORK/security.$u");"
+			continue
+		fi
+		echo "# $u: exposure $score"
+		scores="$scores $u $score"
+		awk -v s="$score" -v m="$UNIT_MAX_EXPOSURE" 'BEGIN { exit !(s <= m) }' ||
+			security_bad="$security_bad $u: exposure $score, more than $UNIT_MAX_EXPOSURE: $(grep '✗' "$WORK/security.$u" | awk '{ print $2 }' | tr '\n' ' ');"
+	done
+	[ -z "$verify_bad" ]
+	check $? install.unit_verify "systemd-analyze verify:$verify_bad"
+	if [ -z "$scores" ]; then
+		skip install.unit_security "systemd-analyze security --offline gave no score:$security_bad"
 	else
-		echo "# $UNIT: exposure $score"
-		awk -v s="$score" -v m="$UNIT_MAX_EXPOSURE" 'BEGIN { exit !(s <= m) }'
-		check $? install.unit_security "exposure $score, more than $UNIT_MAX_EXPOSURE: $(grep '✗' "$WORK/security.out" | awk '{ print $2 }' | tr '\n' ' ')"
+		[ -z "$security_bad" ]
+		check $? install.unit_security "$security_bad"
 	fi
 fi
 
@@ -266,6 +293,65 @@ else
 		# A call site named (a symbol, not a bare address): kallsyms read.
 		[ $rc = 0 ] && grep -q '^kmemsnoop_outstanding_bytes{callsite="[A-Za-z_]' "$WORK/caps.metrics"
 		check $? install.unit_capabilities "with $caps only: status $rc, $(grep -c . "$WORK/caps.metrics") metric lines, $(grep -m1 '^kmemsnoop_outstanding_bytes' "$WORK/caps.metrics"); $(head -c 300 "$WORK/caps.err" | tr '\n' ' ')"
+	fi
+fi
+
+# unit_argv UNITFILE STATEROOT: its ExecStart= as systemd runs it, one word a
+# line: the unit's own Environment= defaults in place of $NAME and ${NAME},
+# %S (the state directories' root) STATEROOT, D's binary.
+unit_argv() {
+	local line name value cmd
+	cmd=$(sed -n 's/^ExecStart=//p' "$1")
+	while IFS= read -r line; do
+		name=${line%%=*}
+		value=${line#*=}
+		cmd=${cmd//\$\{$name\}/$value}
+		cmd=${cmd//\$$name/$value}
+	done < <(sed -n 's/^Environment=//p' "$1")
+	cmd=${cmd//%S/$2}
+	# shellcheck disable=SC2086 # systemd splits $NAME into words too
+	printf '%s\n' ${cmd/#\/usr\/sbin\/kmemsnoop/$BIN}
+}
+
+fcaps=$(sed -n 's/^CapabilityBoundingSet=//p' "$FLIGHT_UNITF" | tr '[:upper:]' '[:lower:]' | sed 's/cap_/+/g; s/ /,/g')
+fstate=$(sed -n 's/^StateDirectory=//p' "$FLIGHT_UNITF")
+if [ "$(id -u)" != 0 ]; then
+	skip install.flight_capabilities "needs root"
+elif ! command -v setpriv >/dev/null || ! command -v prlimit >/dev/null; then
+	skip install.flight_capabilities "needs setpriv and prlimit"
+elif [ -z "$fcaps" ] || [ -z "$fstate" ]; then
+	fail install.flight_capabilities "$FLIGHT_UNIT: CapabilityBoundingSet '$fcaps', StateDirectory '$fstate'"
+else
+	# The state directory as systemd makes it: the service's own user's,
+	# 0700 (StateDirectoryMode).
+	mkdir -p "$WORK/state/$fstate" && chown 65534:65534 "$WORK/state/$fstate" &&
+		chmod 700 "$WORK/state/$fstate"
+	mapfile -t fargv < <(unit_argv "$FLIGHT_UNITF" "$WORK/state")
+	echo "# $FLIGHT_UNIT runs: ${fargv[*]}"
+	memlock=(prlimit --memlock=unlimited)
+	"${memlock[@]}" true 2>/dev/null || memlock=()
+	if ! KMEMSNOOP=${memlock[0]:-setpriv} ks_start fcaps "${memlock[@]:1}" ${memlock:+setpriv} \
+		--reuid=65534 --regid=65534 --clear-groups --inh-caps=-all,"$fcaps" \
+		--ambient-caps=-all,"$fcaps" --bounding-set=-all,"$fcaps" --no-new-privs \
+		"${fargv[@]}"; then
+		fail install.flight_capabilities "with $fcaps only: $(ks_start_fail_why fcaps)"
+	else
+		end=$((SECONDS + 10))
+		until grep -q 'flight recorder armed' "$WORK/fcaps.err" || [ $SECONDS -ge $end ]; do nap 0.1; done
+		# Allocations for the store to hold, and a dump asked for.
+		for _ in 1 2 3 4 5; do cat /etc/passwd >/dev/null; done
+		kill -USR1 "${KS_PID[fcaps]}"
+		end=$((SECONDS + 10))
+		until grep -q 'flight recorder dump (SIGUSR1)' "$WORK/fcaps.err" || [ $SECONDS -ge $end ]; do nap 0.1; done
+		ks_stop fcaps
+		rc=$?
+		dumps=("$WORK/state/$fstate"/*-signal)
+		"$BIN" -i "${dumps[0]}" >"$WORK/fcaps.read" 2>"$WORK/fcaps.read.err"
+		rrc=$?
+		n=$(grep -cE ' (kmalloc|kmem_cache_alloc|kfree|kmem_cache_free): ' "$WORK/fcaps.read")
+		[ $rc = 0 ] && [ ${#dumps[@]} = 1 ] && [ -d "${dumps[0]}" ] && [ $rrc = 0 ] &&
+			grep -q '^# flight recorder dump, trigger: SIGUSR1' "$WORK/fcaps.read" && [ "$n" -gt 0 ]
+		check $? install.flight_capabilities "with $fcaps only: status $rc; dumps: ${dumps[*]}; -i: status $rrc, $n events, $(head -c 200 "$WORK/fcaps.read.err" | tr '\n' ' '); $(grep -v '^kmemsnoop: objects\|^kmemsnoop: slab objects\|^kmemsnoop: vmalloc' "$WORK/fcaps.err" | head -c 400 | tr '\n' ' ')"
 	fi
 fi
 

@@ -166,7 +166,14 @@ static const struct {
 	{ "--flight -o /x --hist", "--flight keeps every event: not with --hist, --allocinfo or "
 				   "--stat (--listen serves their counts beside it)" },
 	{ "--flight", "--flight writes its dumps into a directory: give -o DIR" },
-	{ "--flight-keep 3 -o /x", "--flight-keep and --flight-when go with --flight" },
+	{ "--flight-keep 3 -o /x", "--flight-after, --flight-keep and --flight-when go with --flight" },
+	{ "--flight -o /x --flight-keep 3,0",
+	  "invalid --flight-keep '3,0': a number of dumps, 1 to 100000, and optionally a size they "
+	  "may take (8,2G)" },
+	{ "--flight -o /x --flight-keep 3,", "invalid --flight-keep '3,': a number of dumps, 1 to "
+					     "100000, and optionally a size they may take (8,2G)" },
+	{ "--flight -o /x --flight-after 61", "invalid --flight-after '61': seconds, 0 to 60" },
+	{ "--flight -o /x --flight-after -1", "invalid --flight-after '-1': seconds, 0 to 60" },
 	{ "--listen 9100 -b 1M", "--listen has no ring buffer: -b does not apply" },
 	{ "--listen 9100 5", "unexpected argument '5'" },
 	{ "-p abc", "invalid PID 'abc'" },
