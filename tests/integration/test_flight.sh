@@ -25,6 +25,13 @@
 #   flight.after    --flight-after=1.5: SIGUSR1, then a workload's MSG_B
 #                   messages: the dump, said 1.5 s after the signal at the
 #                   soonest, holds all of them
+#   flight.filters  --flight -e kmalloc --min-size 200 -c workload: of two
+#                   workloads' messages (148 and 348 bytes), the dump holds
+#                   exactly the larger's MSG_B load_msg kmallocs and none of
+#                   the smaller's, and no event but kmalloc and kfree
+#   flight.cgroup   --flight --cgroup CG (a cgroup v2 directory): a workload
+#                   in CG and one outside send messages: the dump holds
+#                   exactly the first's MSG_A and no line of another task
 #   flight.threshold  --flight-when=Slab+THRESH_MIB"M": a workload makes pipes
 #                   (2.5 KiB of slab each) and holds them: a "threshold"
 #                   dump, its trigger naming Slab, with some of the
@@ -60,7 +67,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(flight.usage flight.signal flight.header flight.read flight.window flight.rotation
-	flight.rotation_size flight.after flight.threshold flight.listen flight.failed flight.oom)
+	flight.rotation_size flight.after flight.filters flight.cgroup flight.threshold flight.listen flight.failed flight.oom)
 
 require_root
 require_kmemsnoop
@@ -226,11 +233,12 @@ after_test() {
 		fail flight.after "$(ks_start_fail_why after)"
 		return
 	fi
-	t0=$(date +%s%N)
+	# Microseconds (the VMs' date has no %N).
+	t0=${EPOCHREALTIME/./}
 	kill -USR1 "${KS_PID[after]}"
 	pb=$(run_msgs wab "$SIZE_B" "$MSG_B")
 	wait_dumps after 1
-	took=$((($(date +%s%N) - t0) / 1000000))
+	took=$(((${EPOCHREALTIME/./} - t0) / 1000))
 	ks_stop after
 	d=$(dumps_said after | sed -n 1p)
 	if [ -z "$d" ] || [ -z "$pb" ]; then
@@ -242,6 +250,83 @@ after_test() {
 	check $? flight.after "the dump, said $took ms after SIGUSR1 (want 1500 at least), holds $b of the messages sent after the signal (want $MSG_B)"
 }
 after_test
+
+filters_test() {
+	local dir=$WORK/filt pa pb d a b others
+	if ! ks_start filt --flight -o "$dir" -e kmalloc --min-size 200 -c workload; then
+		fail flight.filters "$(ks_start_fail_why filt)"
+		return
+	fi
+	pa=$(run_msgs wfa "$SIZE_A" "$MSG_A")
+	pb=$(run_msgs wfb "$SIZE_B" "$MSG_B")
+	kill -USR1 "${KS_PID[filt]}"
+	wait_dumps filt 1
+	ks_stop filt
+	d=$(dumps_said filt | sed -n 1p)
+	if [ -z "$d" ] || [ -z "$pa" ] || [ -z "$pb" ]; then
+		fail flight.filters "no dump, or a workload failed: $(first_lines 3 <"$(ks_err filt)")"
+		return
+	fi
+	a=$(load_msgs "$d" "$pa" "$SIZE_A")
+	b=$(load_msgs "$d" "$pb" "$SIZE_B")
+	others=$("$KMEMSNOOP" -i "$d" 2>/dev/null | grep -v '^#' | grep -vE ' (kmalloc|kfree): ' | wc -l)
+	[ "$a" = 0 ] && [ "$b" = "$MSG_B" ] && [ "$others" = 0 ]
+	check $? flight.filters "the dump holds $a of the $((48 + SIZE_A))-byte messages' kmallocs (want 0), $b of the $((48 + SIZE_B))-byte ones' (want $MSG_B), and $others lines of other events (want 0)"
+}
+filters_test
+
+# cgroup_done CG: CG removed, and the cgroup2 mount made for it.
+cgroup_done() {
+	rmdir "$1"
+	if [ -n "$MEMCG_MOUNTED" ]; then
+		umount "$MEMCG_MOUNTED" 2>/dev/null
+		MEMCG_MOUNTED=
+	fi
+}
+
+cgroup_test() {
+	local root cg dir=$WORK/cg pa pb d a strangers
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	# The VMs' initramfs mounts none: a mount of our own (cleanup's).
+	if [ -z "$root" ] && mkdir -p "$WORK/cgroup2" &&
+		mount -t cgroup2 none "$WORK/cgroup2" 2>/dev/null; then
+		root=$WORK/cgroup2
+		MEMCG_MOUNTED=$root
+	fi
+	cg=$root/kmemsnoop-test-flight.$$
+	if [ -z "$root" ] || ! mkdir "$cg" 2>/dev/null; then
+		skip flight.cgroup "no cgroup v2 hierarchy to make a cgroup in"
+		return
+	fi
+	if ! wl_start wca msg "$SIZE_A" "$MSG_A" || ! echo "${WL_PID[wca]}" >"$cg/cgroup.procs"; then
+		wl_kill wca
+		cgroup_done "$cg"
+		skip flight.cgroup "cannot move a process into $cg"
+		return
+	fi
+	if ! ks_start cgr --flight -o "$dir" --cgroup "$cg"; then
+		wl_kill wca
+		cgroup_done "$cg"
+		fail flight.cgroup "$(ks_start_fail_why cgr)"
+		return
+	fi
+	wl_run wca && pa=${WL_PID[wca]}
+	pb=$(run_msgs wcb "$SIZE_A" "$MSG_A")
+	kill -USR1 "${KS_PID[cgr]}"
+	wait_dumps cgr 1
+	ks_stop cgr
+	cgroup_done "$cg"
+	d=$(dumps_said cgr | sed -n 1p)
+	if [ -z "$d" ] || [ -z "$pa" ] || [ -z "$pb" ]; then
+		fail flight.cgroup "no dump, or a workload failed: $(first_lines 3 <"$(ks_err cgr)")"
+		return
+	fi
+	a=$(load_msgs "$d" "$pa" "$SIZE_A")
+	strangers=$("$KMEMSNOOP" -i "$d" 2>/dev/null | grep -v '^#' | grep -vcE -- "-$pa +\[")
+	[ "$a" = "$MSG_A" ] && [ "$strangers" = 0 ]
+	check $? flight.cgroup "the dump holds $a of the workload's load_msg kmallocs in $cg (want $MSG_A) and $strangers lines of other tasks (want 0)"
+}
+cgroup_test
 
 threshold_test() {
 	local dir=$WORK/thr pid held d pipes
