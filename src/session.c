@@ -340,6 +340,16 @@ int session_traced_tracepoints(const struct session *s, const char **names)
 	return n;
 }
 
+void session_staging_losses(const struct session *s, unsigned long long *events,
+			    unsigned long long *bytes)
+{
+	*events = *bytes = 0;
+	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++) {
+		*events += s->skel->bss->losses[cpu].events;
+		*bytes += s->skel->bss->losses[cpu].bytes;
+	}
+}
+
 int session_beat_cpu(const struct session *s, int cpu)
 {
 	int fd = bpf_program__fd(session_heartbeat_prog(s));

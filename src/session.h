@@ -112,6 +112,11 @@ unsigned long long session_missed(const struct session *s);
 	"on their CPU (an interrupt during a run, or another task while a run was "        \
 	"preempted: 7.x kernels), so BPF skipped them\n"
 
+/* The records the BPF side could not stage (a CPU's stages full), over
+ * all CPUs so far: how many, and their bytes. */
+void session_staging_losses(const struct session *s, unsigned long long *events,
+			    unsigned long long *bytes);
+
 /* Whether the source is attached in this session. */
 bool session_source_wanted(const struct session *s, enum kmt_source src);
 

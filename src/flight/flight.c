@@ -121,18 +121,27 @@ static bool oom_arg_is_task(const struct btf *btf)
 	return t && btf_is_ptr(t);
 }
 
+/* What flight_create() allocated, when it fails after. */
+static struct mode *flight_create_failed(struct flight *f)
+{
+	if (f) {
+		gfp_names_free(f->gfp);
+		free(f->next_seq);
+	}
+	free(f);
+	return NULL;
+}
+
 static struct mode *flight_create(struct session *s)
 {
 	struct flight *f = calloc(1, sizeof(*f));
 	const struct env *env = s->env;
+	char err[256];
 
 	if (!f || !(f->gfp = gfp_names_new(s->vmlinux)) ||
 	    !(f->next_seq = calloc(s->ncpus, sizeof(*f->next_seq)))) {
-		if (f)
-			gfp_names_free(f->gfp);
-		free(f);
 		session_fail(s, "out of memory");
-		return NULL;
+		return flight_create_failed(f);
 	}
 	f->store_size = env->ring_size ? env->ring_size : budget_ring_size(s->ncpus);
 	f->blocks = f->store_size / sizeof(struct kmt_flight_block);
@@ -141,21 +150,13 @@ static struct mode *flight_create(struct session *s)
 	/* Said now rather than at the first trigger. */
 	if (mkdir(env->output_dir, 0700) && errno != EEXIST) {
 		session_fail(s, "cannot create %s: %s", env->output_dir, strerror(errno));
-		gfp_names_free(f->gfp);
-		free(f->next_seq);
-		free(f);
-		return NULL;
+		return flight_create_failed(f);
 	}
 	if (env->flight_when.field[0]) {
-		char err[256];
-
 		if (threshold_init(&f->threshold, MEMINFO, env->flight_when.field,
 				   env->flight_when.op, env->flight_when.bytes, err, sizeof(err))) {
 			session_fail(s, "%s", err);
-			gfp_names_free(f->gfp);
-			free(f->next_seq);
-			free(f);
-			return NULL;
+			return flight_create_failed(f);
 		}
 		f->has_threshold = true;
 	}
@@ -346,16 +347,6 @@ static int flight_start(struct mode *m)
 			"it holds into %s\n", (unsigned long long)f->blocks * KMT_FLIGHT_DATA >> 10,
 		s->ncpus, when, (int)getpid(), s->env->output_dir);
 	return 0;
-}
-
-static void sum_losses(const struct session *s, unsigned long long *events,
-		       unsigned long long *bytes)
-{
-	*events = *bytes = 0;
-	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++) {
-		*events += s->skel->bss->losses[cpu].events;
-		*bytes += s->skel->bss->losses[cpu].bytes;
-	}
 }
 
 /* The index of block seq of cpu in the store and its slots. */
@@ -580,7 +571,7 @@ static int dump(struct flight *f, const struct kmt_flight_trigger *t)
 	if (copy_ns > f->copy_ns_max)
 		f->copy_ns_max = copy_ns;
 	f->overtaken += overtaken;
-	sum_losses(s, &lost, &lost_bytes);
+	session_staging_losses(s, &lost, &lost_bytes);
 	d.lost = lost - f->lost_dumped;
 	d.lost_bytes = lost_bytes - f->lost_bytes_dumped;
 	f->lost_dumped = lost;
@@ -696,7 +687,7 @@ static int flight_finish(struct mode *m, bool final)
 	ring_buffer__consume(f->triggers);
 	if (dump_fired(f, true))
 		return -1;
-	sum_losses(m->session, &lost, &lost_bytes);
+	session_staging_losses(m->session, &lost, &lost_bytes);
 	fprintf(stderr, "kmemsnoop: flight recorder: %llu dumps written into %s (%llu failed); "
 			"triggers: %llu OOM kills, %llu failed allocations, %llu signals, %llu "
 			"thresholds\n",

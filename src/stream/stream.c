@@ -641,12 +641,12 @@ static int stream_wait(struct mode *m, int ms)
 
 static void sum_losses(const struct session *s, struct sink_losses *lost)
 {
-	lost->events = lost->bytes = 0;
+	unsigned long long events, bytes;
+
+	session_staging_losses(s, &events, &bytes);
+	lost->events = events;
+	lost->bytes = bytes;
 	lost->missed = session_missed(s);
-	for (int cpu = 0; cpu < s->ncpus && cpu < KMT_MAX_CPUS; cpu++) {
-		lost->events += s->skel->bss->losses[cpu].events;
-		lost->bytes += s->skel->bss->losses[cpu].bytes;
-	}
 }
 
 static int report(struct stream *st)
