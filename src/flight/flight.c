@@ -136,6 +136,7 @@ static struct mode *flight_create(struct session *s)
 {
 	struct flight *f = calloc(1, sizeof(*f));
 	const struct env *env = s->env;
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
 	char err[256];
 
 	if (!f || !(f->gfp = gfp_names_new(s->vmlinux)) ||
@@ -159,6 +160,14 @@ static struct mode *flight_create(struct session *s)
 			return flight_create_failed(f);
 		}
 		f->has_threshold = true;
+	}
+	/* Before "Tracing" is said: a SIGUSR1 sent as soon as it is must
+	 * not end kmemsnoop (the dump waits for the run loop). */
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGUSR1, &sa, NULL)) {
+		session_fail(s, "cannot handle SIGUSR1: %s", strerror(errno));
+		return flight_create_failed(f);
 	}
 	recheader_collect(&f->hdr, s->ncpus, f->store_size);
 	return &f->mode;
@@ -319,7 +328,6 @@ static int flight_start(struct mode *m)
 {
 	struct flight *f = flight_of(m);
 	struct session *s = m->session;
-	struct sigaction sa = { .sa_handler = on_sigusr1 };
 	char when[96] = "";
 
 	recheader_set_linear_map(&f->hdr, s->linear_map);
@@ -331,10 +339,6 @@ static int flight_start(struct mode *m)
 		fprintf(stderr, "kmemsnoop: OOM kills will not trigger dumps (attaching to "
 				"oom:mark_victim: %s)\n", strerror(errno));
 	}
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	if (sigaction(SIGUSR1, &sa, NULL))
-		return session_fail(s, "cannot handle SIGUSR1: %s", strerror(errno));
 	beat(f);
 	if (!spare_from_oom_killer())
 		fprintf(stderr, "kmemsnoop: the OOM killer may choose kmemsnoop itself "
