@@ -16,8 +16,12 @@
 # Run as root after make: sudo make bench.  Environment:
 #   ROUNDS (5), SECONDS_PER_RUN (3), WORKLOADS ("openclose pages threads"),
 #   VARIANTS (all available of: untraced floor text binary allocinfo hist
-#   live both stat statstream flight ftrace ftraceflight perf perfflight
-#   bpftrace; "both" is --hist --allocinfo in one run, "stat" --stat
+#   live both stat statstream flight stacks textstacks ftrace ftraceflight
+#   ftracestacks perf perfflight perfstacks bpftrace; "both" is --hist
+#   --allocinfo in one run, "stacks" -o --stacks and "textstacks" the text
+#   with --stacks (a kernel stack per event), "ftracestacks" ftrace with its
+#   stacktrace option and "perfstacks" perf record -g on the kmem events
+#   (their kernel stacks; perf's user stacks too), "stat" --stat
 #   --caller (counted in BPF maps), "statstream" the same with --stat-stream
 #   (every event streamed to user space), "flight" --flight -o armed (no
 #   trigger), "ftraceflight" the kmem events in an ftrace ring in overwrite
@@ -71,7 +75,7 @@ has_mode() { "$KS" --help 2>/dev/null | grep -q -- "--$1"; }
 
 # Variants run by kmemsnoop, whose @base twins run BASELINE.
 is_kmemsnoop_variant() {
-	case ${1%@base} in text | binary | allocinfo | hist | live | both | stat | statstream | flight) return 0 ;; esac
+	case ${1%@base} in text | binary | allocinfo | hist | live | both | stat | statstream | flight | stacks | textstacks) return 0 ;; esac
 	return 1
 }
 
@@ -89,12 +93,13 @@ available_variants() {
 	has_mode stat && v+=(stat)
 	has_mode stat-stream && v+=(statstream)
 	has_mode flight && v+=(flight)
+	"$KS" --stacks -d 0.1 >/dev/null 2>&1 && v+=(stacks textstacks)
 	if tracefs_ready; then
-		v+=(ftrace ftraceflight)
+		v+=(ftrace ftraceflight ftracestacks)
 	else
 		echo "bench: no tracefs: ftrace left out" >&2
 	fi
-	command -v perf >/dev/null && v+=(perf perfflight) || echo "bench: no perf: left out" >&2
+	command -v perf >/dev/null && v+=(perf perfflight perfstacks) || echo "bench: no perf: left out" >&2
 	command -v bpftrace >/dev/null && v+=(bpftrace) || echo "bench: no bpftrace: left out" >&2
 	echo "${v[@]}"
 }
@@ -131,6 +136,9 @@ start_kmemsnoop() {
 	statstream) "$ks" --stat --caller --stat-stream >/dev/null 2>"$err" & ;;
 	# The flight recorder armed: every event into its store, none read.
 	flight) rm -rf "$outdir/flight"; "$ks" --flight -o "$outdir/flight" 2>"$err" & ;;
+	# Every event with its kernel stack.
+	stacks) rm -rf "$outdir/trace"; "$ks" --stacks -o "$outdir/trace" 2>"$err" & ;;
+	textstacks) "$ks" --stacks >/dev/null 2>"$err" & ;;
 	esac
 	PID=$!
 	wait_for "$err" Tracing
@@ -142,7 +150,7 @@ stop_kmemsnoop() {
 	kill -INT "$PID"
 	wait "$PID"
 	case ${1%@base} in
-	text | binary | statstream)
+	text | binary | statstream | stacks | textstacks)
 		COUNTS=$(sed -n 's/^kmemsnoop: \([0-9]*\) events written, \([0-9]*\) lost.*/\1 \2/p' "$err")
 		[ -n "$COUNTS" ] || { echo "bench: no summary from kmemsnoop:" >&2; cat "$err" >&2; return 1; } ;;
 	*) COUNTS="- -" ;;
@@ -185,6 +193,17 @@ stop_ftrace() {
 	rmdir "$inst"
 }
 
+# ftrace's stream with its stacktrace option: a kernel stack after each
+# event, read through trace_pipe as the ftrace variant is.
+start_ftracestacks() {
+	local inst=$TRACEFS/instances/kmsbench
+	mkdir -p "$inst" || return 1
+	echo 1 >"$inst/options/stacktrace"
+	start_ftrace
+}
+
+stop_ftracestacks() { stop_ftrace; }
+
 # ftrace as a flight recorder: the ring in overwrite mode (the oldest
 # events give way), as large as kmemsnoop's store, nobody reading it.
 start_ftraceflight() {
@@ -218,6 +237,17 @@ stop_perf() {
 	COUNTS="${events:-0} $lost"
 	rm -f "$tmp/perf.data"
 }
+
+# perf record -g on the kmem events: each sample with its call chain.
+start_perfstacks() {
+	local args=() e
+	for e in $KMEM_EVENTS; do args+=(-e "kmem:$e"); done
+	perf record -g -a -m 4096 "${args[@]}" -o "$tmp/perf.data" >"$tmp/perf.err" 2>&1 &
+	PID=$!
+	sleep 1 # no ready message
+}
+
+stop_perfstacks() { stop_perf; }
 
 # perf as a flight recorder: the kmem events into backward rings of 16 MiB
 # a CPU that it writes out on SIGUSR2 only (none sent here).
@@ -265,7 +295,7 @@ run_variant() {
 		start_kmemsnoop "${v%@base}" "$BASELINE" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
-	text | binary | allocinfo | hist | live | both | stat | statstream | flight)
+	text | binary | allocinfo | hist | live | both | stat | statstream | flight | stacks | textstacks)
 		start_kmemsnoop "$v" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
@@ -277,7 +307,7 @@ run_variant() {
 	echo "$wl $v $ops $COUNTS $ROUND" >>"$tmp/results"
 	# -o: the bytes of its files (every record, those that describe too)
 	# for the events it wrote.
-	if [ "${v%@base}" = binary ]; then
+	if [ "${v%@base}" = binary ] || [ "${v%@base}" = stacks ]; then
 		echo "$wl $v $(cat "$outdir"/trace/cpu* | wc -c) ${COUNTS%% *}" >>"$tmp/bytes"
 	fi
 }
@@ -312,10 +342,14 @@ label() {
 	stat) echo "kmemsnoop --stat --caller (BPF maps)" ;;
 	statstream) echo "kmemsnoop --stat --caller --stat-stream" ;;
 	flight) echo "kmemsnoop --flight -o, armed" ;;
+	stacks) echo "kmemsnoop --stacks -o ($OUTPUT_FS)" ;;
+	textstacks) echo "kmemsnoop --stacks > /dev/null" ;;
 	ftrace) echo "ftrace, trace_pipe" ;;
 	ftraceflight) echo "ftrace, overwrite, no reader" ;;
+	ftracestacks) echo "ftrace stacktrace, trace_pipe" ;;
 	perf) echo "perf kmem record" ;;
 	perfflight) echo "perf record --overwrite" ;;
+	perfstacks) echo "perf record -g" ;;
 	bpftrace) echo "bpftrace, count()" ;;
 	esac
 }

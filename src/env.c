@@ -26,6 +26,10 @@
 #define DEFAULT_NICE -10
 #define DEFAULT_AI_MAX_PTRS (1ULL << 20)
 #define DEFAULT_STAT_MAX_PTRS (1ULL << 18) /* 40-byte values in a hash: about 100 bytes each */
+/* A number's macro as text, for --help's strings. */
+#define NUMBER_TEXT_(n) #n
+#define NUMBER_TEXT(n) NUMBER_TEXT_(n)
+
 #define DEFAULT_AI_MAX_STACKS (16ULL << 10) /* --stacks */
 #define DEFAULT_AI_PAGE_STACKS (4ULL << 10)  /* the stacks of page allocations */
 #define AI_MAX_PTRS_LIMIT (1ULL << 28)
@@ -563,7 +567,11 @@ const struct opt_spec env_options[] = {
 	  "allocations are traced)", NULL, 0 },
 	{ "stacks", LONG_ONLY(3), no_argument, "", GROUP_ALLOCINFO,
 	  "key by kernel stack instead of call site; every entry is followed by its frames, "
-	  "innermost first", opt_none, FLAG(ai_stacks) },
+	  "innermost first.  Without --allocinfo (text, --json, -o, --flight): every event "
+	  "carries its kernel stack, printed after its line as ftrace's stacktrace option "
+	  "prints it (\" => function+offset/size\"; " NUMBER_TEXT(KMT_KSTACK_MAX_DEPTH) " frames "
+	  "at most, the tracing machinery's among them, left out), in --json as \"stack\"",
+	  opt_none, FLAG(ai_stacks) },
 	{ "folded", LONG_ONLY(4), no_argument, "", GROUP_ALLOCINFO,
 	  "with --stacks: print \"outer;...;inner bytes\" lines, as flame graph tools read "
 	  "them, instead", opt_none, FLAG(ai_folded) },

@@ -52,7 +52,7 @@ struct env {
 
 	/* --allocinfo */
 	bool ai_total;          /* =total: allocated during the session, freed or not */
-	bool ai_stacks;         /* --stacks: keyed by kernel stack */
+	bool ai_stacks;         /* --stacks: keyed by kernel stack; streaming, a stack per event */
 	bool ai_folded;         /* --folded: folded stack lines */
 	const char *vmlinux;    /* --vmlinux: kernel image with DWARF */
 	const char *pprof;      /* --pprof: the table as a pprof heap profile, NULL = none */

@@ -16,7 +16,7 @@
 static bool check_allocinfo_options(struct parse *p)
 {
 	const struct env *env = p->env;
-	const char *opt = env->ai_stacks ? "--stacks" : env->ai_folded ? "--folded" :
+	const char *opt = env->ai_folded ? "--folded" :
 			  env->vmlinux ? "--vmlinux" : env->pprof ? "--pprof" :
 			  p->max_ptrs_set && !env_stat_in_bpf(env) ? "--max-ptrs" :
 			  p->max_stacks_set ? "--max-stacks" : NULL;
@@ -32,6 +32,24 @@ static bool check_allocinfo_options(struct parse *p)
 		return bad(p, "--folded needs --stacks");
 	if (env->ai_total && p->max_ptrs_set)
 		return bad(p, "--max-ptrs: --allocinfo=total tracks no pointers");
+	return true;
+}
+
+/* --stacks without --allocinfo: a stack in every event's record, which
+ * only the stream and the flight recorder write. */
+static bool check_stream_stacks(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (env->allocinfo)
+		return true;
+	if (!env->ai_stacks)
+		return true;
+	if (env->input_dir)
+		return bad(p, "--stacks is for tracing: -i prints the stacks a recording holds");
+	if (env->hist || env->stat || (env->listen && !env->flight))
+		return bad(p, "--stacks goes with the stream (text, --json, -o), --flight or "
+			      "--allocinfo");
 	return true;
 }
 
@@ -127,6 +145,7 @@ bool env_check_combination(struct parse *p)
 		return bad(p, "--cgroup filters tracing, not -i");
 	if (env->input_dir && env->nice_given)
 		return bad(p, "--nice is for tracing, not for -i");
-	return check_flight_options(p) && check_listen_options(p) && check_allocinfo_options(p) &&
+	return check_flight_options(p) && check_listen_options(p) && check_stream_stacks(p) &&
+	       check_allocinfo_options(p) &&
 	       check_hist_options(p) && check_stat_options(p);
 }

@@ -41,6 +41,7 @@ struct bpf_wants {
 	bool task_records;          /* the stream's task records (sources.h TASK_FOR_RECORDS) */
 	bool heartbeats;            /* the stream's heartbeat program, run on each CPU */
 	bool oom_victims;           /* the program for oom:mark_victim (attached by the mode) */
+	unsigned int kstack_depth;  /* frames of each streamed event's kernel stack; 0: none */
 	unsigned long long kernel_bytes; /* kernel memory the mode creates besides the BPF
 					  * object's maps (the rings): summed */
 };

@@ -118,7 +118,9 @@ struct stages;
 struct event_ctx {
 	__u64 pid_tgid;
 	__u32 cpu;
-	void *ring;
+	/* The program's context, for the event's kernel stack (stream.bpf.h,
+	 * --stacks): set only then. */
+	void *regs;
 	/* The staged record being written (stream.bpf.h): the CPU's levels,
 	 * the one it is in, its size. */
 	struct stages *stages;

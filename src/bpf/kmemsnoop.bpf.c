@@ -76,6 +76,7 @@ static __always_inline int on_kmalloc(__u64 *ctx, void *regs, enum prog_run atom
 	 * parts' calls would be spilled to the stack. */
 	if (!task_passes(&ev) || !size_passes(ptr, req))
 		return 0;
+	kstack_from(&ev, regs);
 	/* Served by the page allocator, whose event came first: counted
 	 * once (large.bpf.h).  One test for all other kmallocs. */
 	if ((do_allocinfo || do_hist) && ARG(ctx, 3) > large_kmalloc_over && ptr)
@@ -143,6 +144,7 @@ static __always_inline int on_cache_alloc(__u64 *ctx, void *regs, enum prog_run 
 
 	if (!task_passes(&ev))
 		return 0;
+	kstack_from(&ev, regs);
 	if (has_cache)
 		return cache_alloc_passed(regs, &ev, atomic_fetch, btf, s, ARG(ctx, 0), ARG(ctx, 1),
 					  KREAD(btf, s, object_size), KREAD(btf, s, size),
@@ -179,6 +181,7 @@ static __always_inline int on_kfree(__u64 *ctx, void *regs, enum prog_run atomic
 	/* kfree(NULL) is an event too, as in the kernel's own trace. */
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	kstack_from(&ev, regs);
 	if (do_hist)
 		hist_free(KMT_TYPE_KMALLOC, ptr, atomic_fetch);
 	if (do_stat)
@@ -200,6 +203,7 @@ static __always_inline int on_cache_free(__u64 *ctx, void *regs, enum prog_run a
 		return 0;
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	kstack_from(&ev, regs);
 	if (do_hist)
 		hist_free(KMT_TYPE_CACHE, ptr, atomic_fetch);
 	if (do_stat)
@@ -222,6 +226,7 @@ static __always_inline int on_page_alloc(__u64 *ctx, void *regs, enum prog_run a
 
 	if (!task_passes(&ev) || !size_passes(ARG(ctx, 0), bytes))
 		return 0;
+	kstack_from(&ev, regs);
 	if (do_allocinfo)
 		ai_counted = allocinfo_alloc_site(regs, atomic_fetch, KMT_TYPE_PAGES, 0,
 						  arg_number(ctx, 0), bytes, &ai_site);
@@ -251,6 +256,7 @@ static __always_inline int on_page_free(__u64 *ctx, void *regs, enum prog_run at
 	skip_hist = large_page_free_skipped(ctx, order);
 	if (!task_passes(&ev) || !free_size_passes(ARG(ctx, 0)))
 		return 0;
+	kstack_from(&ev, regs);
 	if (do_hist && !skip_hist)
 		hist_free(KMT_TYPE_PAGES, ARG(ctx, 0), atomic_fetch);
 	if (do_stream)
@@ -284,6 +290,7 @@ static __always_inline int on_percpu_alloc(__u64 *ctx, void *regs, enum prog_run
 
 	if (!task_passes(&ev) || !size_passes(ptr, size))
 		return 0;
+	kstack_from(&ev, regs);
 	/* As /proc/allocinfo counts it: the data on every possible CPU. */
 	if (do_allocinfo)
 		allocinfo_alloc(regs, atomic_fetch, KMT_TYPE_PERCPU, site, ptr,
@@ -309,6 +316,7 @@ static __always_inline int on_percpu_free(__u64 *ctx, void *regs, enum prog_run 
 		return 0;
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	kstack_from(&ev, regs);
 	if (do_hist)
 		hist_free(KMT_TYPE_PERCPU, ptr, atomic_fetch);
 	if (do_stream)
@@ -333,6 +341,7 @@ static __always_inline int on_vmalloc(void *ctx, enum prog_run atomic_fetch, __u
 
 	if (!task_passes(&ev) || !size_passes(ptr, req))
 		return 0;
+	kstack_from(&ev, ctx);
 	if (do_allocinfo)
 		allocinfo_alloc(ctx, atomic_fetch, KMT_TYPE_VMALLOC, call_site, ptr, alloc);
 	if (do_hist)
@@ -391,6 +400,7 @@ static __always_inline int on_vfree_ptr(void *ctx, enum prog_run atomic_fetch, _
 		return 0;
 	if (!task_passes(&ev) || !free_size_passes(ptr))
 		return 0;
+	kstack_from(&ev, ctx);
 	if (do_hist)
 		hist_free(KMT_TYPE_VMALLOC, ptr, atomic_fetch);
 	if (do_stream)
@@ -589,6 +599,7 @@ static __always_inline int cache_alloc_bulk(__u64 *ctx, enum prog_run atomic_fet
 	/* The filter first: objects past the bound are counted for the tasks traced. */
 	if (ret <= 0 || !task_passes(&b.ev))
 		return 0;
+	kstack_from(&b.ev, ctx);
 	b.n = bulk_count(ret, by_loop ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
 	/* Through s: a CO-RE read of b.s would relocate struct bulk_call too. */
 	b.req = KREAD(false, s, object_size);
@@ -617,6 +628,7 @@ static __always_inline int cache_free_bulk(__u64 *ctx, enum prog_run atomic_fetc
 
 	b.n = bulk_count(ARG(ctx, 1), by_loop ? KMT_BULK_LOOP_MAX : KMT_BULK_MAX);
 	b.filtered = free_wanted_by_filtered(b.s ? EV_CACHE : EV_KMALLOC) && task_passes(&b.ev);
+	kstack_from(&b.ev, ctx);
 	/* Nothing to do per object: no reading thousands of them for nobody. */
 	if (!b.filtered && !do_allocinfo)
 		return 0;
@@ -665,6 +677,7 @@ static __always_inline int on_kfree_rcu_sheaf(__u64 *ctx, void *regs, enum prog_
 	if (!free_wanted_by_filtered(kmalloc ? EV_KMALLOC : EV_CACHE) || !task_passes(&ev) ||
 	    !free_size_passes(ptr))
 		return 0;
+	kstack_from(&ev, regs);
 	site = do_stream ? bulk_call_site(ctx, 2) : 0;
 	free_passed(&ev, atomic_fetch, type, s, site, ptr, KMT_EV_RCU);
 	return 0;
@@ -903,6 +916,7 @@ int tpe_kmem_cache_alloc(struct trace_event_raw_kmem_cache_alloc *r)
 
 	if (!task_passes(&ev))
 		return 0;
+	kstack_from(&ev, r);
 	/* The slab walk only for the parts that name the cache. */
 	s = (do_stream || do_stat || (do_hist && (hist_key_mask & (1 << KMT_BY_CACHE)))) &&
 			    ptr > KMT_ZERO_SIZE_PTR ?

@@ -169,6 +169,9 @@ enum kmt_text_table {
 #define KMT_TEXT_RANGES (KMT_VM_RANGES + KMT_PAGE_ALLOC_RANGES)
 #define KMT_TEXT_BISECT_STEPS 9 /* 2^9 > KMT_TEXT_RANGES */
 #define KMT_STACK_SITE_FRAMES 12
+/* --stacks when streaming: the frames an event's record may carry (its
+ * kernel stack feature within stream.bpf.h's largest staged record). */
+#define KMT_KSTACK_MAX_DEPTH 40
 /* The objects of one kmem_cache_{alloc,free}_bulk call the BPF side reads:
  * in a bounded loop, or through bpf_loop() (5.17+), whose callback the
  * verifier walks once: enough for a batch of kfree_rcu()'s kfree_bulk(),
@@ -257,7 +260,7 @@ enum kmt_percpu_args {
  * written), set after the data: a slot whose seq is not the number the
  * slot should hold is being written or was overwritten.
  */
-#define KMT_FLIGHT_DATA (4096 + 256) /* stream.bpf.h's STAGE_END: a block at most */
+#define KMT_FLIGHT_DATA (4096 + 512) /* stream.bpf.h's STAGE_END: a block at most */
 
 struct kmt_flight_block {
 	__u8 data[KMT_FLIGHT_DATA];

@@ -20,8 +20,9 @@
 
 /* kmemtrace's 1; 2 the features below; 3 per-CPU sequence numbers; 4 the
  * vmalloc and percpu types, the task, cache and heartbeat records and the
- * features that refer to them (tid, cache reference). */
-#define KMT_ABI_VERSION 4
+ * features that refer to them (tid, cache reference); 5 the kernel stack
+ * feature. */
+#define KMT_ABI_VERSION 5
 
 #define KMT_PACKED __attribute__((packed, aligned(8)))
 
@@ -76,6 +77,7 @@ enum kmt_feature_id {
 	KMT_FEAT_PERCPU = 9,     /* percpu_alloc_percpu's own fields */
 	KMT_FEAT_VMALLOC = 10,   /* how a vmalloc record was seen */
 	KMT_FEAT_TIME_TID = 11,  /* an event's timestamp and tid; its CPU is its ring's (file's) */
+	KMT_FEAT_KSTACK = 12,    /* the kernel call chain that reached the event (version 5) */
 };
 
 /* Byte 3 of the task and tid features: how the event came about. */
@@ -202,6 +204,17 @@ struct kmt_feat_percpu {
 	__s32 off;        /* the offset in its chunk */
 	__u64 base_addr;  /* the chunk's base address */
 	__u64 align;
+} KMT_PACKED;
+
+/* The kernel stack of an event (--stacks): nr return addresses, the
+ * innermost first, as bpf_get_stack() gives them; the feature's size is
+ * 8 + 8 * nr. */
+struct kmt_feat_kstack {
+	__u16 size;
+	__u8 id;
+	__u8 reserved;
+	__u32 nr;
+	__u64 ip[];
 } KMT_PACKED;
 
 #define KMT_VMALLOC_AREA 0x01 /* from the vmap_area tracepoints: the area's size (guard

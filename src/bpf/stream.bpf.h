@@ -160,10 +160,13 @@ struct {
  * order waits, so that no line waits for a block to fill.
  */
 const volatile bool stage_records = false;
+/* --stacks when streaming: the frames of each event's kernel stack kept
+ * (reserve_stacked()); 0: none. */
+const volatile __u32 stream_kstack_depth = 0;
 
 #define STAGE_LEVELS 3       /* a program, one that interrupted it, and one that interrupted that */
 #define STAGE_BLOCK 4096     /* copied into the ring once this much is staged */
-#define STAGE_RECORD_MAX 256 /* no record is larger */
+#define STAGE_RECORD_MAX 512 /* no record is larger (with its kernel stack) */
 #define STAGE_END (STAGE_BLOCK + STAGE_RECORD_MAX) /* len stays below */
 
 struct stage_level {
@@ -585,7 +588,7 @@ static __always_inline void stage_submit(struct event_ctx *ev, const struct kmt_
  * written again by the next event that needs it. */
 static __always_inline void *reserve_record(struct event_ctx *ev, __u32 size, bool event)
 {
-	void *rec;
+	void *rec, *ring;
 
 	if (stage_records) {
 		rec = stage_reserve(ev, size);
@@ -593,13 +596,13 @@ static __always_inline void *reserve_record(struct event_ctx *ev, __u32 size, bo
 			count_loss(ev->cpu, size);
 		return rec;
 	}
-	ev->ring = bpf_map_lookup_elem(&rings, &ev->cpu);
-	if (!ev->ring) {
+	ring = bpf_map_lookup_elem(&rings, &ev->cpu);
+	if (!ring) {
 		if (event)
 			count_loss(ev->cpu, size);
 		return NULL;
 	}
-	rec = bpf_ringbuf_reserve(ev->ring, size, 0);
+	rec = bpf_ringbuf_reserve(ring, size, 0);
 	if (!rec && event)
 		count_loss(ev->cpu, size);
 	return rec;
@@ -626,6 +629,9 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 		/* One register for the test and the index: 5.10's verifier
 		 * forgets the bound of a number loaded again. */
 		barrier_var(cpu);
+		/* The stack's frames that reserve_stacked() found. */
+		if (stream_kstack_depth && ((struct kmt_core *)rec)->event_id <= KMT_EVENT_FREE)
+			((struct kmt_core *)rec)->event_size = ev->stage_size;
 		if (cpu < KMT_MAX_CPUS) {
 			cpu_counters[cpu].records++;
 			note_staged(&cpu_counters[cpu], rec);
@@ -773,12 +779,78 @@ static __always_inline void describe_task(struct event_ctx *ev, enum prog_run at
 	submit(ev, rec);
 }
 
+/*
+ * --stacks when streaming: each event's record ends with its kernel stack
+ * (struct kmt_feat_kstack), stream_kstack_depth frames at most.  Room for
+ * all of them is reserved, the record then staged with the frames the
+ * stack had (submit() sets its size).  Copied per event rather than kept
+ * once in a stack map: a record read much later (a recording, the flight
+ * recorder's store) must not find its stack's slot taken by another.
+ */
+
+_Static_assert(sizeof(struct kmt_rec_cache_free_named) + sizeof(struct kmt_feat_kstack) +
+		       KMT_KSTACK_MAX_DEPTH * sizeof(__u64) <= STAGE_RECORD_MAX,
+	       "the largest event record with the deepest stack is staged");
+
+/* Where the stack starts, as allocinfo.bpf.h's ai_stack_skip(): the
+ * tp_btf and raw_tp programs' own two frames left out. */
+static __always_inline __u64 kstack_skip(enum prog_run run)
+{
+	return run == RUN_CLASSIC ? 0 : (2 & BPF_F_SKIP_FIELD_MASK);
+}
+
+/* The event's program context, for its stack; only with --stacks. */
+static __always_inline void kstack_from(struct event_ctx *ev, void *regs)
+{
+	if (stream_kstack_depth)
+		ev->regs = regs;
+}
+
+/*
+ * Writes the stack after the record's size bytes at rec; the feature's
+ * size.  A function of its own: inlined, its call's registers made the
+ * bulk programs' frames grow, whose chain has no stack to spare on 6.1.
+ */
+static __noinline __u32 kstack_fill(void *regs, void *rec, __u32 size, __u64 skip)
+{
+	struct kmt_feat_kstack *ks;
+	__u32 room = stream_kstack_depth * sizeof(__u64);
+	long n;
+
+	if (size > STAGE_RECORD_MAX - sizeof(*ks) - KMT_KSTACK_MAX_DEPTH * sizeof(__u64) ||
+	    room > KMT_KSTACK_MAX_DEPTH * sizeof(__u64))
+		return 0; /* never: the record's room was reserved */
+	ks = rec + size;
+	n = bpf_get_stack(regs, ks->ip, room, skip);
+	if (n < 0 || n > room)
+		n = 0;
+	ks->size = sizeof(*ks) + n;
+	ks->id = KMT_FEAT_KSTACK;
+	ks->reserved = 0;
+	ks->nr = n / sizeof(__u64);
+	return sizeof(*ks) + n;
+}
+
+static __always_inline void *reserve_stacked(struct event_ctx *ev, enum prog_run atomic_fetch,
+					     __u32 size)
+{
+	void *rec;
+
+	if (!stream_kstack_depth)
+		return reserve(ev, size);
+	rec = reserve(ev, size + sizeof(struct kmt_feat_kstack) +
+				  stream_kstack_depth * sizeof(__u64));
+	if (rec)
+		ev->stage_size = size + kstack_fill(ev->regs, rec, size, kstack_skip(atomic_fetch));
+	return rec;
+}
+
 /* An event's record, its task described first. */
 static __always_inline void *reserve_event(struct event_ctx *ev, enum prog_run atomic_fetch,
 					   __u32 size)
 {
 	describe_task(ev, atomic_fetch);
-	return reserve(ev, size);
+	return reserve_stacked(ev, atomic_fetch, size);
 }
 
 /* The same for an event that may be an object of a bulk call, whose loop
@@ -787,7 +859,8 @@ static __always_inline void *reserve_object(struct event_ctx *ev, enum prog_run 
 					    __u8 ev_flags,
 					    __u32 size)
 {
-	return (ev_flags & KMT_EV_BULK) ? reserve(ev, size) : reserve_event(ev, atomic_fetch, size);
+	return (ev_flags & KMT_EV_BULK) ? reserve_stacked(ev, atomic_fetch, size) :
+					  reserve_event(ev, atomic_fetch, size);
 }
 
 /*

@@ -184,6 +184,8 @@ static void flight_wants(const struct mode *m, struct bpf_wants *w)
 	w->task_records = true;
 	w->heartbeats = true;
 	w->oom_victims = true;
+	/* --stacks without --allocinfo: a stack in each event's record. */
+	w->kstack_depth = env->ai_stacks ? KMT_KSTACK_MAX_DEPTH : 0;
 	w->kernel_bytes += (unsigned long long)f->blocks *
 			   (sizeof(struct kmt_flight_block) + sizeof(struct kmt_flight_slot)) *
 			   m->session->ncpus;

@@ -138,6 +138,18 @@ static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event 
 		ev->pfn = p.pfn;
 		return;
 	}
+	case KMT_FEAT_KSTACK: {
+		struct kmt_feat_kstack k;
+
+		if (size < sizeof(k))
+			return;
+		memcpy(&k, f, sizeof(k));
+		/* As many frames as the feature holds, whatever nr says. */
+		ev->kstack_nr = k.nr < (size - sizeof(k)) / sizeof(__u64) ?
+					k.nr : (size - sizeof(k)) / sizeof(__u64);
+		ev->kstack = f + sizeof(k);
+		return;
+	}
 	case KMT_FEAT_PERCPU: {
 		struct kmt_feat_percpu p;
 
@@ -211,6 +223,8 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct 
 	ev->has_cache_ref = ev->has_cache_info = false;
 	ev->vmalloc_flags = 0;
 	ev->has_heartbeat = false;
+	ev->kstack_nr = 0;
+	ev->kstack = NULL;
 	ev->cpu = cpu < 0 ? 0 : (__u32)cpu; /* a time feature says its own */
 	st = read_core(p, len, &core, &off);
 	if (st != KMT_OK)

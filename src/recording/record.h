@@ -60,7 +60,20 @@ struct kmt_event {
 	bool has_heartbeat; /* a heartbeat record's counts */
 	__u64 beat_written;
 	__u64 beat_lost;
+
+	/* The kernel stack feature: kstack_nr return addresses at kstack,
+	 * inside the decoded record (unaligned: kmt_kstack_ip() reads one). */
+	__u32 kstack_nr;
+	const unsigned char *kstack;
 };
+
+static inline __u64 kmt_kstack_ip(const struct kmt_event *ev, __u32 i)
+{
+	__u64 ip;
+
+	memcpy(&ip, ev->kstack + (size_t)i * sizeof(ip), sizeof(ip));
+	return ip;
+}
 
 enum kmt_decode_status {
 	KMT_OK = 0,

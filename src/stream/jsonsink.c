@@ -12,6 +12,7 @@
 #include "names/ksyms.h"
 #include "recording/cachetab.h"
 #include "recording/record.h"
+#include "text.h"
 #include "recording/sink.h"
 #include "recording/tasktab.h"
 #include "util/json.h"
@@ -165,6 +166,27 @@ static void put_call_site(struct json_out *j, struct jline *l, __u64 call_site)
 	put_hex_string(l, call_site, 0);
 }
 
+/* "stack": the kernel stack's frames (--stacks), innermost first, named as
+ * call sites are. */
+static void put_kstack(struct json_out *j, struct jline *l, const struct kmt_event *ev)
+{
+	char sym[SYMBOL_MAX];
+
+	put_lit(l, ",\"stack\":[");
+	for (__u32 first = text_kstack_start(j->ksyms, ev), i = first; i < ev->kstack_nr; i++) {
+		__u64 ip = kmt_kstack_ip(ev, i);
+
+		if (j->ksyms)
+			ksyms_format(j->ksyms, ip, sym, sizeof(sym));
+		else
+			snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)ip);
+		if (i > first)
+			put_char(l, ',');
+		put_string(l, sym);
+	}
+	put_char(l, ']');
+}
+
 /* An allocation's sizes (the requested one under req_key), GFP flags and
  * node, as slab and vmalloc lines have them. */
 static void put_sizes(struct json_out *j, struct jline *l, const struct kmt_event *ev,
@@ -302,6 +324,8 @@ static void put_event(struct json_out *j, const struct kmt_event *ev)
 		put_vmalloc(j, &l, ev);
 	else
 		put_slab(j, &l, ev);
+	if (ev->kstack_nr)
+		put_kstack(j, &l, ev);
 	put_lit(&l, "}\n");
 	/* One thread writes the stream: stdio's lock per line is waste. */
 	fwrite_unlocked(l.buf, 1, l.p - l.buf, l.out);

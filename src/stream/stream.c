@@ -372,6 +372,8 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 	w->task_records = true;
 	w->heartbeats = true;
 	w->kernel_bytes += ((const struct stream *)m)->ring_size * m->session->ncpus;
+	/* --stacks without --allocinfo: a stack in each event's record. */
+	w->kstack_depth = env->ai_stacks ? KMT_KSTACK_MAX_DEPTH : 0;
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
 	/* --stat's nodes of slab objects, now or from the recording. */

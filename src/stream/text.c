@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "names/gfp.h"
+#include "names/alloctag.h"
 #include "names/ksyms.h"
 #include "recording/cachetab.h"
 #include "recording/record.h"
@@ -448,6 +449,43 @@ size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, cha
 	return l.p - buf;
 }
 
+__u32 text_kstack_start(const struct ksyms *ks, const struct kmt_event *ev)
+{
+	__u32 i = 0;
+
+	if (!ks)
+		return 0;
+	/* A frame without a symbol there is a BPF program's where the kernel
+	 * lists none (bpf_jit_kallsyms off: arm64's default). */
+	while (i < ev->kstack_nr) {
+		const struct ksym *sym = ksyms_find(ks, kmt_kstack_ip(ev, i));
+
+		if (sym && !alloctag_is_glue(sym->name) &&
+		    !(sym->module && !strcmp(sym->module, "bpf")))
+			break;
+		i++;
+	}
+	return i;
+}
+
+/* The event's kernel stack (--stacks) as ftrace's stacktrace option
+ * prints one: a line per frame, " => function+offset/size". */
+static int print_kstack(struct text_sink *sink, const struct kmt_event *ev)
+{
+	char line[256];
+
+	for (__u32 i = text_kstack_start(sink->ksyms, ev); i < ev->kstack_nr; i++) {
+		struct line l = { line, line + sizeof(line) - 2 };
+
+		put_mem(&l, " => ", 4);
+		put_call_site(sink, &l, kmt_kstack_ip(ev, i));
+		*l.p++ = '\n';
+		if (fwrite_unlocked(line, 1, l.p - line, sink->out) != (size_t)(l.p - line))
+			return errno ? -errno : -EIO;
+	}
+	return 0;
+}
+
 int text_print_event(struct text_sink *sink, const struct kmt_event *ev)
 {
 	char line[1024];
@@ -456,7 +494,7 @@ int text_print_event(struct text_sink *sink, const struct kmt_event *ev)
 	/* One thread writes the stream: stdio's lock per line is waste. */
 	if (fwrite_unlocked(line, 1, len, sink->out) != len)
 		return errno ? -errno : -EIO;
-	return 0;
+	return ev->kstack_nr ? print_kstack(sink, ev) : 0;
 }
 
 /* --- the text sink ---------------------------------------------------------- */

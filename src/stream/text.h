@@ -4,6 +4,7 @@
 #define KMEMSNOOP_TEXT_H
 
 #include <stdio.h>
+#include <linux/types.h>
 
 struct kmt_event;
 struct ksyms;
@@ -44,6 +45,11 @@ struct text_sink {
 /* The '# tracer' header.  Return 0 or -errno of the failed write. */
 int text_print_header(struct text_sink *sink);
 int text_print_event(struct text_sink *sink, const struct kmt_event *ev);
+
+/* The first frame of ev's kernel stack to show: past those of the tracing
+ * machinery (BPF programs, bpf_trace_run2 and such) that a stack taken in
+ * a BPF program starts with, named by ks (NULL: none is left out). */
+__u32 text_kstack_start(const struct ksyms *ks, const struct kmt_event *ev);
 
 /* Formats one event line (with its newline) into buf; returns its length. */
 size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, char *buf,

@@ -150,6 +150,13 @@ def feat_vmalloc(flags):
     return struct.pack("<HBBI", 8, 10, flags, 0)
 
 
+def feat_kstack(ips, nr=None):
+    """The kernel stack feature (ABI 5): nr (the frames' count unless
+    given) and the return addresses."""
+    return struct.pack("<HBBI", 8 + 8 * len(ips), 12, 0, len(ips) if nr is None else nr) + \
+        b"".join(struct.pack("<Q", ip) for ip in ips)
+
+
 def record(event, typ, seq, site, ptr, body):
     size = 24 + len(body)
     return core(event, typ, size, seq, site, ptr) + body
@@ -228,6 +235,22 @@ def trace_v4_classes(cpu, t0):
     return b"".join(recs)
 
 
+def trace_v5_stacks(cpu, t0):
+    """ABI 5: events with their kernel stacks, one of them starting with
+    BPF frames, an empty one, and one whose nr says more than it holds."""
+    stack = [0xffffffffc0b00010, 0xffffffff816ca444, 0xffffffff816bbb8c, 0xffffffff81000010]
+    recs = [
+        record(2, 0, 0, 0, 0, feat_time(cpu, t0) + feat_task(4242, 4243, b"workload")),
+        record(0, 0, 1, 0xffffffff8170005c, 0xffff888104a1f000,
+               alloc(248, 256, 0xcc0, -1) + feat_time_tid(0, 4243, t0 + 1) + feat_kstack(stack)),
+        record(1, 0, 2, 0xffffffff81700231, 0xffff888104a1f000,
+               feat_time_tid(0, 4243, t0 + 2) + feat_kstack([])),
+        record(1, 0, 3, 0xffffffff81700231, 0xffff888104a1f000,
+               feat_time_tid(0, 4243, t0 + 3) + feat_kstack(stack[1:3], nr=1000)),
+    ]
+    return b"".join(recs)
+
+
 def write(target, name, data):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -240,6 +263,7 @@ def main():
     write("record", "all_kinds", trace(0, 812503113000))
     write("record", "task_and_cache_records", trace_v4(0, 812503113000))
     write("record", "heartbeat_percpu_vmalloc_bulk", trace_v4_classes(0, 812503113000))
+    write("record", "kernel_stacks", trace_v5_stacks(0, 812503113000))
     write("record", "abi1_no_features",  # kmemtrace's own: core and alloc only
           record(0, 0, 7, 0xffffffff8170005c, 0xffff888104a1f000, alloc(8, 8, 0xcc0, 0)) +
           record(1, 0, 8, 0xffffffff81700231, 0xffff888104a1f000, b""))
@@ -260,6 +284,8 @@ def main():
     parts = [b"4\n", b"0\n", b"0\n", KALLSYMS, trace_v4_classes(0, 1000), trace_v4(1, 1005),
              trace_v4_classes(2, 990)]
     write("tracedir", "abi4_heartbeat_percpu_vmalloc_bulk", SEPARATOR.join(parts))
+    parts = [b"5\n", b"0\n", b"0\n", KALLSYMS, trace_v5_stacks(0, 1000), trace_v4(1, 1005)]
+    write("tracedir", "abi5_kernel_stacks", SEPARATOR.join(parts))
     parts = [b"3\n", b"1234\n", b"10\n", b"", trace(0, 5), b"", trace(2, 3)]
     write("tracedir", "lost_no_kallsyms", SEPARATOR.join(parts))
     # ... then header and gfp.
@@ -293,6 +319,7 @@ def main():
         ["--hist-by", "cache", "--top", "5", "--hist-keys", "4096", "--live"],
         ["--allocinfo=total", "--stacks", "--folded", "--max-ptrs", "100000",
          "--max-stacks", "1000", "--vmlinux", "/x", "10", "2"],
+        ["--stacks", "-o", "/tmp/x", "-e", "cache"],
         ["--help"],
         ["--version"],
     ]):

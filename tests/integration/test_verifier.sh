@@ -31,6 +31,7 @@ MODES=(
 	"stat_page|--stat --page -d 0.01"
 	"flight|--flight -o @DIR@ -d 0.01"
 	"flight_listen|--flight -o @DIR@ --listen 127.0.0.1:@PORT@ -d 0.01"
+	"stacks|--stacks -o @DIR@ -d 0.01"
 )
 TESTS=()
 for m in "${MODES[@]}"; do TESTS+=("verifier.${m%%|*}"); done

@@ -203,7 +203,9 @@ static const struct {
 	{ "--allocinfo -b 1M", "-b sizes the stream's ring buffers: --allocinfo has none" },
 	{ "--allocinfo --folded", "--folded needs --stacks" },
 	{ "--allocinfo=total --max-ptrs 10", "--max-ptrs: --allocinfo=total tracks no pointers" },
-	{ "--stacks", "--stacks needs --allocinfo" },
+	{ "--stacks --hist", "--stacks goes with the stream (text, --json, -o), --flight or "
+			     "--allocinfo" },
+	{ "--stacks -i /d", "--stacks is for tracing: -i prints the stacks a recording holds" },
 	{ "--vmlinux /v", "--vmlinux needs --allocinfo" },
 	{ "--pprof /p", "--pprof needs --allocinfo" },
 	{ "--hist --pprof /p", "--pprof needs --allocinfo" },
