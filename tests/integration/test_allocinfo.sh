@@ -233,7 +233,7 @@ fi
 
 # --- bad usage: exit 2, one line ---------------------------------------------------
 bad=""
-for args in "--allocinfo=bogus" "--stacks" "--folded --allocinfo" "--allocinfo 0" \
+for args in "--allocinfo=bogus" "--stacks --hist" "--folded --allocinfo" "--allocinfo 0" \
 	"--allocinfo 1 0" "--allocinfo 1 2 3" "--allocinfo total" "--allocinfo --max-ptrs 0" \
 	"--allocinfo -o $WORK/x" "--allocinfo -b 1M" "--vmlinux /x" "5" \
 	"--allocinfo=total --max-ptrs 1K" "--allocinfo --max-stacks abc"; do
