@@ -15,7 +15,8 @@
 #                     test_oracle's): the kmem_cache_alloc events' stacks
 #                     are the same multiset of function chains, once the
 #                     tracing machinery's frames that begin ftrace's are
-#                     left out
+#                     left out, but for events ftrace recorded without a
+#                     stack (as many of kmemsnoop's may be unmatched)
 #   stacks.recording  -o with --stacks: abi_version 5, and -i prints the
 #                     frames as the text does (the getname check above)
 #   stacks.json       --json: the getname events carry a "stack" array that
@@ -116,9 +117,17 @@ elif ! oracle_stop orc; then
 else
 	kstacks "$(oracle_file orc)" >"$WORK/orc.tab"
 	chains "$WORK/k.tab" >"$WORK/k.chains"
-	chains "$WORK/orc.tab" >"$WORK/orc.chains"
-	[ "$(wc -l <"$WORK/orc.chains")" -ge "$N" ] && cmp -s "$WORK/k.chains" "$WORK/orc.chains"
-	check $? stacks.ftrace "kmem_cache_alloc stacks: kmemsnoop $(wc -l <"$WORK/k.chains"), ftrace $(wc -l <"$WORK/orc.chains") (want the same, $N at least); only kmemsnoop's: '$(ms_minus "$WORK/k.chains" "$WORK/orc.chains" | head -n 2 | tr '\n' '|')', only ftrace's: '$(ms_minus "$WORK/orc.chains" "$WORK/k.chains" | head -n 2 | tr '\n' '|')'"
+	# ftrace may record an event without its stack (7.x, where the task can
+	# be preempted between the two): those are left out, and as many of
+	# kmemsnoop's may be missing from ftrace's then, no more.
+	chains "$WORK/orc.tab" | grep -v '^$' >"$WORK/orc.chains"
+	nostack=$(chains "$WORK/orc.tab" | grep -c '^$')
+	[ "$nostack" -gt 0 ] && echo "# stacks.ftrace: ftrace recorded $nostack event(s) without a stack"
+	[ "$(wc -l <"$WORK/orc.chains")" -ge "$N" ] &&
+		[ -z "$(ms_minus "$WORK/orc.chains" "$WORK/k.chains")" ] &&
+		[ "$(ms_minus "$WORK/k.chains" "$WORK/orc.chains" | wc -l)" -le "$nostack" ] &&
+		[ "$(wc -l <"$WORK/k.chains")" = $(($(wc -l <"$WORK/orc.chains") + nostack)) ]
+	check $? stacks.ftrace "kmem_cache_alloc stacks: kmemsnoop $(wc -l <"$WORK/k.chains"), ftrace $(wc -l <"$WORK/orc.chains") and $nostack without a stack (want the same, $N at least); only kmemsnoop's: '$(ms_minus "$WORK/k.chains" "$WORK/orc.chains" | head -n 2 | tr '\n' '|')', only ftrace's: '$(ms_minus "$WORK/orc.chains" "$WORK/k.chains" | head -n 2 | tr '\n' '|')'"
 fi
 
 # --- the recording, and a reader that does not know the feature ------------------
