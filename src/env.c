@@ -567,8 +567,8 @@ const struct opt_spec env_options[] = {
 	  "allocations are traced)", NULL, 0 },
 	{ "stacks", LONG_ONLY(3), no_argument, "", GROUP_ALLOCINFO,
 	  "with --allocinfo: key by kernel stack instead of call site; every entry is followed "
-	  "by its frames, innermost first.  Without --allocinfo (text, --json, -o, --flight): every event "
-	  "carries its kernel stack, printed after its line as ftrace's stacktrace option "
+	  "by its frames, innermost first.  Without --allocinfo (text, --json, -o, --flight): "
+	  "every event carries its kernel stack, printed after its line as ftrace's stacktrace option "
 	  "prints it (\" => function+offset/size\"; " NUMBER_TEXT(KMT_KSTACK_MAX_DEPTH) " frames "
 	  "at most, the tracing machinery's among them, left out), in --json as \"stack\"",
 	  opt_none, FLAG(ai_stacks) },

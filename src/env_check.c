@@ -41,9 +41,7 @@ static bool check_stream_stacks(struct parse *p)
 {
 	const struct env *env = p->env;
 
-	if (env->allocinfo)
-		return true;
-	if (!env->ai_stacks)
+	if (env->allocinfo || !env->ai_stacks)
 		return true;
 	if (env->input_dir)
 		return bad(p, "--stacks is for tracing: -i prints the stacks a recording holds");
@@ -114,7 +112,8 @@ static bool check_flight_options(struct parse *p)
 	const struct env *env = p->env;
 
 	if (!env->flight)
-		return !p->flight_option || bad(p, "--flight-after, --flight-keep and --flight-when go with --flight");
+		return !p->flight_option ||
+		       bad(p, "--flight-after, --flight-keep and --flight-when go with --flight");
 	if (!env->output_dir)
 		return bad(p, "--flight writes its dumps into a directory: give -o DIR");
 	if (env->hist || env->allocinfo || env->stat)

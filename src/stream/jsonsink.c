@@ -12,10 +12,10 @@
 #include "names/ksyms.h"
 #include "recording/cachetab.h"
 #include "recording/record.h"
-#include "text.h"
 #include "recording/sink.h"
 #include "recording/tasktab.h"
 #include "util/json.h"
+#include "text.h"
 
 #define SYMBOL_MAX 256
 #define GFP_MAX 512
@@ -151,17 +151,23 @@ static void put_gfp(struct json_out *j, struct jline *l, __u32 flags)
 	put_string(l, buf);
 }
 
-/* "call_site" (its symbol) and "call_site_addr". */
-static void put_call_site(struct json_out *j, struct jline *l, __u64 call_site)
+/* A kernel address as a string: its symbol, or the address without one. */
+static void put_kernel_addr(struct json_out *j, struct jline *l, __u64 addr)
 {
 	char sym[SYMBOL_MAX];
 
 	if (j->ksyms)
-		ksyms_format(j->ksyms, call_site, sym, sizeof(sym));
+		ksyms_format(j->ksyms, addr, sym, sizeof(sym));
 	else
-		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)call_site);
-	put_lit(l, ",\"call_site\":");
+		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)addr);
 	put_string(l, sym);
+}
+
+/* "call_site" (its symbol) and "call_site_addr". */
+static void put_call_site(struct json_out *j, struct jline *l, __u64 call_site)
+{
+	put_lit(l, ",\"call_site\":");
+	put_kernel_addr(j, l, call_site);
 	put_lit(l, ",\"call_site_addr\":");
 	put_hex_string(l, call_site, 0);
 }
@@ -170,19 +176,11 @@ static void put_call_site(struct json_out *j, struct jline *l, __u64 call_site)
  * call sites are. */
 static void put_kstack(struct json_out *j, struct jline *l, const struct kmt_event *ev)
 {
-	char sym[SYMBOL_MAX];
-
 	put_lit(l, ",\"stack\":[");
 	for (__u32 first = text_kstack_start(j->ksyms, ev), i = first; i < ev->kstack_nr; i++) {
-		__u64 ip = kmt_kstack_ip(ev, i);
-
-		if (j->ksyms)
-			ksyms_format(j->ksyms, ip, sym, sizeof(sym));
-		else
-			snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)ip);
 		if (i > first)
 			put_char(l, ',');
-		put_string(l, sym);
+		put_kernel_addr(j, l, kmt_kstack_ip(ev, i));
 	}
 	put_char(l, ']');
 }

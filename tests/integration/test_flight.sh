@@ -94,6 +94,15 @@ wait_dumps() {
 	done
 }
 
+# dump_on_signal ID: SIGUSR1 to instance ID, its first dump waited for,
+# the instance stopped; DUMP: that dump's directory ("" when there is none).
+dump_on_signal() {
+	kill -USR1 "${KS_PID[$1]}"
+	wait_dumps "$1" 1
+	ks_stop "$1"
+	DUMP=$(dumps_said "$1" | sed -n 1p)
+}
+
 # load_msgs DUMP PID SIZE: the load_msg kmallocs of SIZE-byte messages by
 # PID in the dump.
 load_msgs() {
@@ -174,10 +183,8 @@ window_test() {
 	pa=$(run_msgs wwa "$SIZE_A" "$MSG_A")
 	sleep 2.5
 	pb=$(run_msgs wwb "$SIZE_B" "$MSG_B")
-	kill -USR1 "${KS_PID[win]}"
-	wait_dumps win 1
-	ks_stop win
-	d=$(dumps_said win | sed -n 1p)
+	dump_on_signal win
+	d=$DUMP
 	if [ -z "$d" ] || [ -z "$pa" ] || [ -z "$pb" ]; then
 		fail flight.window "no dump, or a workload failed: $(first_lines 3 <"$(ks_err win)")"
 		return
@@ -259,10 +266,8 @@ filters_test() {
 	fi
 	pa=$(run_msgs wfa "$SIZE_A" "$MSG_A")
 	pb=$(run_msgs wfb "$SIZE_B" "$MSG_B")
-	kill -USR1 "${KS_PID[filt]}"
-	wait_dumps filt 1
-	ks_stop filt
-	d=$(dumps_said filt | sed -n 1p)
+	dump_on_signal filt
+	d=$DUMP
 	if [ -z "$d" ] || [ -z "$pa" ] || [ -z "$pb" ]; then
 		fail flight.filters "no dump, or a workload failed: $(first_lines 3 <"$(ks_err filt)")"
 		return
@@ -312,11 +317,9 @@ cgroup_test() {
 	fi
 	wl_run wca && pa=${WL_PID[wca]}
 	pb=$(run_msgs wcb "$SIZE_A" "$MSG_A")
-	kill -USR1 "${KS_PID[cgr]}"
-	wait_dumps cgr 1
-	ks_stop cgr
+	dump_on_signal cgr
+	d=$DUMP
 	cgroup_done "$cg"
-	d=$(dumps_said cgr | sed -n 1p)
 	if [ -z "$d" ] || [ -z "$pa" ] || [ -z "$pb" ]; then
 		fail flight.cgroup "no dump, or a workload failed: $(first_lines 3 <"$(ks_err cgr)")"
 		return
