@@ -285,9 +285,10 @@ $(TEST_BIN)/bpf_progs: tests/bpf_progs.c $(BPF_PROGS_OBJS) $(SKELETONS) $(LIBBPF
 	$(CC) $(CFLAGS) $(USER_CFLAGS) $(LIBBPF_CFLAGS) -static $< $(BPF_PROGS_OBJS) $(STATIC_LIBS) -o $@
 
 # Static, libc only: the same binary runs in the test VMs' busybox initramfs.
+# Frame pointers: --user-stacks follows them.
 $(TEST_BIN)/workload: tests/workload.c
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -static $< -o $@
+	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -fno-omit-frame-pointer -static $< -o $@
 
 $(TEST_BIN)/recwalk: tests/recwalk.c
 	mkdir -p $(@D)

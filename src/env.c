@@ -572,6 +572,16 @@ const struct opt_spec env_options[] = {
 	  "prints it (\" => function+offset/size\"; " NUMBER_TEXT(KMT_KSTACK_MAX_DEPTH) " frames "
 	  "at most, the tracing machinery's among them, left out), in --json as \"stack\"",
 	  opt_none, FLAG(ai_stacks) },
+	{ "user-stacks", LONG_ONLY(32), no_argument, "", GROUP_ALLOCINFO,
+	  "with -p, -t, -c or --cgroup, streaming (text, --json, -o): every event also carries "
+	  "its thread's user-space call chain (" NUMBER_TEXT(KMT_USTACK_MAX_DEPTH) " frames at "
+	  "most, followed through frame pointers: code built without them loses frames), "
+	  "printed under a \" <user stack trace>\" line as \" => function+offset [object]\" "
+	  "(and \"(file:line)\" where the object has debug information), or as ftrace's "
+	  "sym-userobj prints it, \" => object[+offset]\", where its object cannot be read.  "
+	  "-o keeps the traced processes' maps and build ids in DIR/maps, so that -i names "
+	  "the frames wherever the same objects are.  In --json as \"user_stack\"",
+	  opt_none, FLAG(user_stacks) },
 	{ "folded", LONG_ONLY(4), no_argument, "", GROUP_ALLOCINFO,
 	  "with --stacks: print \"outer;...;inner bytes\" lines, as flame graph tools read "
 	  "them, instead", opt_none, FLAG(ai_folded) },

@@ -53,6 +53,7 @@ struct env {
 	/* --allocinfo */
 	bool ai_total;          /* =total: allocated during the session, freed or not */
 	bool ai_stacks;         /* --stacks: keyed by kernel stack; streaming, a stack per event */
+	bool user_stacks;       /* --user-stacks: streaming, each event's user stack */
 	bool ai_folded;         /* --folded: folded stack lines */
 	const char *vmlinux;    /* --vmlinux: kernel image with DWARF */
 	const char *pprof;      /* --pprof: the table as a pprof heap profile, NULL = none */

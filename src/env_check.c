@@ -51,6 +51,24 @@ static bool check_stream_stacks(struct parse *p)
 	return true;
 }
 
+/* --user-stacks: a user stack in every event's record of the traced
+ * processes, whose maps user space reads while they live. */
+static bool check_user_stacks(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (!env->user_stacks)
+		return true;
+	if (env->input_dir)
+		return bad(p, "--user-stacks is for tracing: -i prints the stacks a recording holds");
+	if (env->allocinfo || env->hist || env->stat || env->listen || env->flight)
+		return bad(p, "--user-stacks goes with the stream (text, --json, -o)");
+	if (!env->pid && !env->tid && !env->comm[0] && !env->cgroup)
+		return bad(p, "--user-stacks needs -p, -t, -c or --cgroup: the processes whose "
+			      "stacks to read");
+	return true;
+}
+
 /* --listen is a mode of its own: it counts what --hist and --allocinfo do. */
 static bool check_listen_options(struct parse *p)
 {
@@ -145,6 +163,6 @@ bool env_check_combination(struct parse *p)
 	if (env->input_dir && env->nice_given)
 		return bad(p, "--nice is for tracing, not for -i");
 	return check_flight_options(p) && check_listen_options(p) && check_stream_stacks(p) &&
-	       check_allocinfo_options(p) &&
+	       check_user_stacks(p) && check_allocinfo_options(p) &&
 	       check_hist_options(p) && check_stat_options(p);
 }

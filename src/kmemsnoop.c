@@ -14,6 +14,7 @@
 
 #include "names/gfp.h"
 #include "names/ksyms.h"
+#include "names/usyms.h"
 #include "recording/binin.h"
 #include "recording/recheader.h"
 #include "recording/sink.h"
@@ -143,8 +144,36 @@ static void recording_linear_map(const struct env *env, struct sink *sink)
 		kstat_set_linear_map(stat_sink_tables(sink), h.linear_map, h.page_size);
 }
 
+/* -i: the maps of the traced processes a recording with user stacks keeps
+ * (DIR/maps), which name their frames where the same objects are.  NULL
+ * with a reason in err when the file is there but unreadable. */
+static struct usyms *recording_usyms(const char *dir, char *err, size_t err_size)
+{
+	struct usyms *u = usyms_new(false);
+	char path[4096], why[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	f = u ? fopen(path, "re") : NULL;
+	if (!u || !f) {
+		if (u && errno == ENOENT)
+			return u;
+		snprintf(err, err_size, u ? "%.200s/maps: %s" : "out of memory", dir, strerror(errno));
+		usyms_free(u);
+		return NULL;
+	}
+	if (usyms_read(u, f, why, sizeof(why))) {
+		snprintf(err, err_size, "%.200s/maps: %.200s", dir, why);
+		usyms_free(u);
+		u = NULL;
+	}
+	fclose(f);
+	return u;
+}
+
 static struct sink *recording_sink(const struct env *env, struct ksyms *ksyms,
-				   const struct gfp_names *gfp, char *err, size_t err_size)
+				   struct usyms *usyms, const struct gfp_names *gfp, char *err,
+				   size_t err_size)
 {
 	if (env->stat) {
 		struct sink *sink = stat_sink_new(stdout, env, ksyms, gfp, 0, 0, err, err_size);
@@ -154,7 +183,7 @@ static struct sink *recording_sink(const struct env *env, struct ksyms *ksyms,
 		return sink;
 	}
 	snprintf(err, err_size, "out of memory");
-	return (env->json ? json_sink_new : text_sink_new)(stdout, ksyms, gfp);
+	return (env->json ? json_sink_new : text_sink_new)(stdout, ksyms, usyms, gfp);
 }
 
 /* -i DIR: the recording as text, as it would have printed live (after the
@@ -168,7 +197,8 @@ static int print_recording(const struct env *env)
 	/* Not a recording: said before anything about its files. */
 	struct gfp_names *gfp = binin_check(dir, err, sizeof(err)) ? NULL :
 				recording_gfp(dir, err, sizeof(err));
-	struct sink *sink = gfp ? recording_sink(env, ksyms, gfp, err, sizeof(err)) : NULL;
+	struct usyms *usyms = gfp ? recording_usyms(dir, err, sizeof(err)) : NULL;
+	struct sink *sink = usyms ? recording_sink(env, ksyms, usyms, gfp, err, sizeof(err)) : NULL;
 	int ret = EXIT_OK;
 
 	if (!sink || print_header(env, err, sizeof(err))) {
@@ -189,6 +219,7 @@ static int print_recording(const struct env *env)
 	}
 	if (sink)
 		sink->ops->destroy(sink);
+	usyms_free(usyms);
 	gfp_names_free(gfp);
 	ksyms_free(ksyms);
 	return ret;

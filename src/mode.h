@@ -42,6 +42,7 @@ struct bpf_wants {
 	bool heartbeats;            /* the stream's heartbeat program, run on each CPU */
 	bool oom_victims;           /* the program for oom:mark_victim (attached by the mode) */
 	unsigned int kstack_depth;  /* frames of each streamed event's kernel stack; 0: none */
+	unsigned int ustack_depth;  /* the same of its user stack (--user-stacks) */
 	unsigned long long kernel_bytes; /* kernel memory the mode creates besides the BPF
 					  * object's maps (the rings): summed */
 };

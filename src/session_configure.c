@@ -221,6 +221,7 @@ void session_configure(struct session *s)
 	ro->slab_linear_map = s->classic ? s->linear_map : 0;
 	ro->runs_preemptible = s->kf.tp_preemptible;
 	ro->stream_kstack_depth = s->wants.kstack_depth;
+	ro->stream_ustack_depth = s->wants.ustack_depth;
 	configure_large(s);
 	configure_text_ranges(s);
 	configure_bulk(s);

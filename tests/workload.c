@@ -5,7 +5,8 @@
  * Only libc (pthread is part of glibc since 2.34), so it links statically
  * and runs in a busybox initramfs as well as on the host:
  *
- *   gcc -std=gnu11 -Wall -Wextra -Werror -O2 -static -o tests/workload tests/workload.c
+ *   gcc -std=gnu11 -Wall -Wextra -Werror -O2 -fno-omit-frame-pointer -static \
+ *       -o tests/workload tests/workload.c
  *
  * Usage: workload [--wait] COMMAND ARGS [+ COMMAND ARGS]...
  *
@@ -104,6 +105,14 @@
  *       alloc_pipe_info), then both closed (kfree of the 10240-byte ring,
  *       then mm_page_free order=2 of its page).  Nothing is written.
  *       Needs 1 MiB <= pipe-max-size (the default) or CAP_SYS_RESOURCE.
+ *
+ *   ustack-open N
+ *       Opens and closes /dev/null N times through a known user call
+ *       chain: ustack_outer() calls ustack_inner(), which enters the
+ *       kernel itself (openat, no libc wrapper in between), so that a user
+ *       stack read through frame pointers (this file is built with them)
+ *       starts in ustack_inner, then ustack_outer, then main.  Each open
+ *       allocates a struct file (kmem_cache_alloc, alloc_empty_file).
  *
  *   openfail N
  *       Makes itself unkillable by the OOM killer where it may (oom_score_adj
@@ -279,7 +288,8 @@ usage(const char *fmt, ...)
 	fputs("usage: workload [--wait] COMMAND ARGS [+ COMMAND ARGS]...\n"
 	      "commands: msg SIZE COUNT | msg-hold SIZE COUNT | bpfarray-hold KIB | fork-msg SIZE COUNT |\n"
 	      "          thread-msg SIZE COUNT (alone) | pingpong SIZE COUNT |\n"
-	      "          pipe PAGES | piperesize N | openclose N | openfail N | hog MIB |\n"
+	      "          pipe PAGES | piperesize N | openclose N | ustack-open N | openfail N |\n"
+	      "          hog MIB |\n"
 	      "          pipe-hold N |\n"
 	      "          noise SECONDS SIZE | msg-rounds SECONDS SIZE COUNT |\n"
 	      "          pages-rounds SECONDS PAGES |\n"
@@ -579,6 +589,73 @@ static void do_semundo_rm(long n)
 		die("semctl(IPC_RMID)");
 	say("closed\n");
 	wait_for_go();
+}
+
+/* ustack-open: functions of their own, entered in this order, which the
+ * compiler neither inlines, clones nor leaves by a jump (a tail call has
+ * no frame). */
+#ifdef __clang__
+#define OWN_FRAME __attribute__((noinline))
+#else
+#define OWN_FRAME __attribute__((noipa))
+#endif
+static volatile long ustack_calls;
+
+OWN_FRAME int ustack_count(long ret)
+{
+	ustack_calls++;
+	return ret < 0 ? -1 : (int)ret;
+}
+
+/* Not a leaf (it calls ustack_count()): compilers leave a leaf's frame
+ * out whatever -fno-omit-frame-pointer says. */
+OWN_FRAME int ustack_inner(const char *path)
+{
+	long ret;
+	int fd;
+
+#if defined(__x86_64__)
+	register long flags4 asm("r10") = 0;
+
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "0"((long)SYS_openat), "D"((long)AT_FDCWD), "S"(path),
+		       "d"((long)(O_RDONLY | O_CLOEXEC)), "r"(flags4)
+		     : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x8 asm("x8") = SYS_openat;
+	register long x0 asm("x0") = AT_FDCWD;
+	register long x1 asm("x1") = (long)path;
+	register long x2 asm("x2") = O_RDONLY | O_CLOEXEC;
+	register long x3 asm("x3") = 0;
+
+	asm volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	ret = x0;
+#else
+	ret = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+#endif
+	fd = ustack_count(ret);
+	ustack_calls++; /* after the call: not a tail call */
+	return fd;
+}
+
+OWN_FRAME int ustack_outer(const char *path)
+{
+	int fd = ustack_inner(path);
+
+	ustack_calls++; /* after the call: not a tail call */
+	return fd;
+}
+
+static void do_ustack_open(long n)
+{
+	for (long i = 0; i < n; i++) {
+		int fd = ustack_outer("/dev/null");
+
+		if (fd < 0)
+			die("open /dev/null");
+		close(fd);
+	}
 }
 
 static void do_openclose(long n)
@@ -971,6 +1048,7 @@ static void parse_step(char **av, int n, struct step *st)
 	    !strcmp(cmd, "fork-msg") || !strcmp(cmd, "thread-msg") || !strcmp(cmd, "pingpong"))
 		want = 2;
 	else if (!strcmp(cmd, "pipe") || !strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize") ||
+		 !strcmp(cmd, "ustack-open") ||
 		 !strcmp(cmd, "bpfarray-hold") || !strcmp(cmd, "uring-hold") ||
 		 !strcmp(cmd, "semundo-rm") || !strcmp(cmd, "openfail") || !strcmp(cmd, "hog") ||
 		 !strcmp(cmd, "pipe-hold"))
@@ -990,7 +1068,8 @@ static void parse_step(char **av, int n, struct step *st)
 
 	if (!strcmp(cmd, "pipe")) {
 		st->a = number(av[1], 1, PIPE_MAX_PAGES, "PAGES");
-	} else if (!strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize")) {
+	} else if (!strcmp(cmd, "openclose") || !strcmp(cmd, "piperesize") ||
+		   !strcmp(cmd, "ustack-open")) {
 		st->a = number(av[1], 0, 100000000, "N");
 	} else if (!strcmp(cmd, "openfail") || !strcmp(cmd, "pipe-hold")) {
 		st->a = number(av[1], 1, 10000000, "N");
@@ -1049,6 +1128,8 @@ static void run_step(const struct step *st)
 		do_openclose(st->a);
 	else if (!strcmp(st->cmd, "openfail"))
 		do_openfail(st->a);
+	else if (!strcmp(st->cmd, "ustack-open"))
+		do_ustack_open(st->a);
 	else if (!strcmp(st->cmd, "hog"))
 		do_hog(st->a);
 	else if (!strcmp(st->cmd, "pipe-hold"))

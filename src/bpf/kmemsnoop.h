@@ -172,6 +172,8 @@ enum kmt_text_table {
 /* --stacks when streaming: the frames an event's record may carry (its
  * kernel stack feature within stream.bpf.h's largest staged record). */
 #define KMT_KSTACK_MAX_DEPTH 40
+/* --user-stacks: the frames of an event's user stack feature. */
+#define KMT_USTACK_MAX_DEPTH 48
 /* The objects of one kmem_cache_{alloc,free}_bulk call the BPF side reads:
  * in a bounded loop, or through bpf_loop() (5.17+), whose callback the
  * verifier walks once: enough for a batch of kfree_rcu()'s kfree_bulk(),
@@ -260,7 +262,7 @@ enum kmt_percpu_args {
  * written), set after the data: a slot whose seq is not the number the
  * slot should hold is being written or was overwritten.
  */
-#define KMT_FLIGHT_DATA (4096 + 512) /* stream.bpf.h's STAGE_END: a block at most */
+#define KMT_FLIGHT_DATA (4096 + 1024) /* stream.bpf.h's STAGE_END: a block at most */
 
 struct kmt_flight_block {
 	__u8 data[KMT_FLIGHT_DATA];

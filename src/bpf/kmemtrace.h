@@ -21,8 +21,8 @@
 /* kmemtrace's 1; 2 the features below; 3 per-CPU sequence numbers; 4 the
  * vmalloc and percpu types, the task, cache and heartbeat records and the
  * features that refer to them (tid, cache reference); 5 the kernel stack
- * feature. */
-#define KMT_ABI_VERSION 5
+ * feature; 6 the user stack feature. */
+#define KMT_ABI_VERSION 6
 
 #define KMT_PACKED __attribute__((packed, aligned(8)))
 
@@ -78,6 +78,7 @@ enum kmt_feature_id {
 	KMT_FEAT_VMALLOC = 10,   /* how a vmalloc record was seen */
 	KMT_FEAT_TIME_TID = 11,  /* an event's timestamp and tid; its CPU is its ring's (file's) */
 	KMT_FEAT_KSTACK = 12,    /* the kernel call chain that reached the event (version 5) */
+	KMT_FEAT_USTACK = 13,    /* the user-space call chain of the event's thread (version 6) */
 };
 
 /* Byte 3 of the task and tid features: how the event came about. */
@@ -216,6 +217,11 @@ struct kmt_feat_kstack {
 	__u32 nr;
 	__u64 ip[];
 } KMT_PACKED;
+
+/* The user-space stack of an event's thread (--user-stacks), the same
+ * layout with id KMT_FEAT_USTACK: the addresses are the process's (its
+ * pid is the event's), the first where the thread entered the kernel, the
+ * others return addresses found by following frame pointers. */
 
 #define KMT_VMALLOC_AREA 0x01 /* from the vmap_area tracepoints: the area's size (guard
 			       * page included), the call site from a kernel stack */

@@ -163,10 +163,12 @@ const volatile bool stage_records = false;
 /* --stacks when streaming: the frames of each event's kernel stack kept
  * (reserve_stacked()); 0: none. */
 const volatile __u32 stream_kstack_depth = 0;
+/* --user-stacks: the frames of each event's user stack kept; 0: none. */
+const volatile __u32 stream_ustack_depth = 0;
 
 #define STAGE_LEVELS 3       /* a program, one that interrupted it, and one that interrupted that */
 #define STAGE_BLOCK 4096     /* copied into the ring once this much is staged */
-#define STAGE_RECORD_MAX 512 /* no record is larger (with its kernel stack) */
+#define STAGE_RECORD_MAX 1024 /* no record is larger (with its stacks) */
 #define STAGE_END (STAGE_BLOCK + STAGE_RECORD_MAX) /* len stays below */
 
 struct stage_level {
@@ -630,7 +632,8 @@ static __always_inline void submit(struct event_ctx *ev, void *rec)
 		 * forgets the bound of a number loaded again. */
 		barrier_var(cpu);
 		/* The stack's frames that reserve_stacked() found. */
-		if (stream_kstack_depth && ((struct kmt_core *)rec)->event_id <= KMT_EVENT_FREE)
+		if ((stream_kstack_depth || stream_ustack_depth) &&
+		    ((struct kmt_core *)rec)->event_id <= KMT_EVENT_FREE)
 			((struct kmt_core *)rec)->event_size = ev->stage_size;
 		if (cpu < KMT_MAX_CPUS) {
 			cpu_counters[cpu].records++;
@@ -781,16 +784,23 @@ static __always_inline void describe_task(struct event_ctx *ev, enum prog_run at
 
 /*
  * --stacks when streaming: each event's record ends with its kernel stack
- * (struct kmt_feat_kstack), stream_kstack_depth frames at most.  Room for
- * all of them is reserved, the record then staged with the frames the
- * stack had (submit() sets its size).  Copied per event rather than kept
- * once in a stack map: a record read much later (a recording, the flight
- * recorder's store) must not find its stack's slot taken by another.
+ * (struct kmt_feat_kstack), stream_kstack_depth frames at most, and with
+ * --user-stacks its thread's user stack (the same layout), at most
+ * stream_ustack_depth.  Room for all of them is reserved, the record then
+ * staged with the frames the stacks had (submit() sets its size).  Copied
+ * per event rather than kept once in a stack map: a record read much later
+ * (a recording, the flight recorder's store) must not find its stack's
+ * slot taken by another.
  */
 
-_Static_assert(sizeof(struct kmt_rec_cache_free_named) + sizeof(struct kmt_feat_kstack) +
-		       KMT_KSTACK_MAX_DEPTH * sizeof(__u64) <= STAGE_RECORD_MAX,
-	       "the largest event record with the deepest stack is staged");
+#define KSTACK_ROOM (sizeof(struct kmt_feat_kstack) + KMT_KSTACK_MAX_DEPTH * sizeof(__u64))
+#define USTACK_ROOM (sizeof(struct kmt_feat_kstack) + KMT_USTACK_MAX_DEPTH * sizeof(__u64))
+#define STACK_FRAMES_MAX \
+	(KMT_KSTACK_MAX_DEPTH > KMT_USTACK_MAX_DEPTH ? KMT_KSTACK_MAX_DEPTH : KMT_USTACK_MAX_DEPTH)
+
+_Static_assert(sizeof(struct kmt_rec_cache_free_named) + KSTACK_ROOM + USTACK_ROOM <=
+		       STAGE_RECORD_MAX,
+	       "the largest event record with the deepest stacks is staged");
 
 /* Where the stack starts, as allocinfo.bpf.h's ai_stack_skip(): the
  * tp_btf and raw_tp programs' own two frames left out. */
@@ -799,36 +809,67 @@ static __always_inline __u64 kstack_skip(enum prog_run run)
 	return run == RUN_CLASSIC ? 0 : (2 & BPF_F_SKIP_FIELD_MASK);
 }
 
-/* The event's program context, for its stack; only with --stacks. */
+/* The event's program context, for its stacks; only with --stacks or
+ * --user-stacks. */
 static __always_inline void kstack_from(struct event_ctx *ev, void *regs)
 {
-	if (stream_kstack_depth)
+	if (stream_kstack_depth || stream_ustack_depth)
 		ev->regs = regs;
 }
 
-/*
- * Writes the stack after the record's size bytes at rec; the feature's
- * size.  A function of its own: inlined, its call's registers made the
- * bulk programs' frames grow, whose chain has no stack to spare on 6.1.
- */
-static __noinline __u32 kstack_fill(void *regs, void *rec, __u32 size, __u64 skip)
+/* What the stacks take in a record: their features' room. */
+static __always_inline __u32 stacks_room(void)
+{
+	__u32 room = 0;
+
+	if (stream_kstack_depth)
+		room += sizeof(struct kmt_feat_kstack) + stream_kstack_depth * sizeof(__u64);
+	if (stream_ustack_depth)
+		room += sizeof(struct kmt_feat_kstack) + stream_ustack_depth * sizeof(__u64);
+	return room;
+}
+
+/* One stack feature at rec + off: depth frames at most, bpf_get_stack()'s
+ * flags (skip count, BPF_F_USER_STACK); its size.  0 when the stack
+ * cannot be read, which a kernel thread's user stack never can. */
+static __always_inline __u32 stack_feature(void *regs, void *rec, __u32 off, __u32 depth,
+					   __u8 id, __u64 flags)
 {
 	struct kmt_feat_kstack *ks;
-	__u32 room = stream_kstack_depth * sizeof(__u64);
+	__u32 room = depth * sizeof(__u64);
 	long n;
 
-	if (size > STAGE_RECORD_MAX - sizeof(*ks) - KMT_KSTACK_MAX_DEPTH * sizeof(__u64) ||
-	    room > KMT_KSTACK_MAX_DEPTH * sizeof(__u64))
+	if (off > STAGE_RECORD_MAX - sizeof(*ks) - STACK_FRAMES_MAX * sizeof(__u64) ||
+	    room > STACK_FRAMES_MAX * sizeof(__u64) || !room)
 		return 0; /* never: the record's room was reserved */
-	ks = rec + size;
-	n = bpf_get_stack(regs, ks->ip, room, skip);
-	if (n < 0 || n > room)
-		n = 0;
+	ks = rec + off;
+	n = bpf_get_stack(regs, ks->ip, room, flags);
+	if (n <= 0 || n > room)
+		return 0;
 	ks->size = sizeof(*ks) + n;
-	ks->id = KMT_FEAT_KSTACK;
+	ks->id = id;
 	ks->reserved = 0;
 	ks->nr = n / sizeof(__u64);
 	return sizeof(*ks) + n;
+}
+
+/*
+ * Writes the stacks after the record's size bytes at rec; their features'
+ * size.  A function of its own: inlined, its calls' registers made the
+ * bulk programs' frames grow, whose chain has no stack to spare on 6.1.
+ */
+static __noinline __u32 stacks_fill(void *regs, void *rec, __u32 size, __u64 skip)
+{
+	__u32 off = size;
+
+	if (size > STAGE_RECORD_MAX - KSTACK_ROOM - USTACK_ROOM)
+		return 0; /* never: the record's room was reserved */
+	if (stream_kstack_depth)
+		off += stack_feature(regs, rec, off, stream_kstack_depth, KMT_FEAT_KSTACK, skip);
+	if (stream_ustack_depth)
+		off += stack_feature(regs, rec, off, stream_ustack_depth, KMT_FEAT_USTACK,
+				     BPF_F_USER_STACK);
+	return off - size;
 }
 
 static __always_inline void *reserve_stacked(struct event_ctx *ev, enum prog_run atomic_fetch,
@@ -836,12 +877,11 @@ static __always_inline void *reserve_stacked(struct event_ctx *ev, enum prog_run
 {
 	void *rec;
 
-	if (!stream_kstack_depth)
+	if (!stream_kstack_depth && !stream_ustack_depth)
 		return reserve(ev, size);
-	rec = reserve(ev, size + sizeof(struct kmt_feat_kstack) +
-				  stream_kstack_depth * sizeof(__u64));
+	rec = reserve(ev, size + stacks_room());
 	if (rec)
-		ev->stage_size = size + kstack_fill(ev->regs, rec, size, kstack_skip(atomic_fetch));
+		ev->stage_size = size + stacks_fill(ev->regs, rec, size, kstack_skip(atomic_fetch));
 	return rec;
 }
 

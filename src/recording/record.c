@@ -20,6 +20,21 @@ static void copy_str(char *dst, const char *src, size_t max)
 }
 
 /* Features too short for what kmemsnoop reads from them are ignored. */
+/* A stack feature (struct kmt_feat_kstack): its frames at *ip, as many as
+ * the feature holds whatever its nr says. */
+static __u32 read_stack(const unsigned char *f, __u16 size, const unsigned char **ip)
+{
+	struct kmt_feat_kstack k;
+	__u32 room;
+
+	if (size < sizeof(k))
+		return 0;
+	memcpy(&k, f, sizeof(k));
+	room = (size - sizeof(k)) / sizeof(__u64);
+	*ip = f + sizeof(k);
+	return k.nr < room ? k.nr : room;
+}
+
 static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event *ev)
 {
 	switch (f[2]) {
@@ -138,18 +153,12 @@ static void decode_feature(const unsigned char *f, __u16 size, struct kmt_event 
 		ev->pfn = p.pfn;
 		return;
 	}
-	case KMT_FEAT_KSTACK: {
-		struct kmt_feat_kstack k;
-
-		if (size < sizeof(k))
-			return;
-		memcpy(&k, f, sizeof(k));
-		/* As many frames as the feature holds, whatever nr says. */
-		ev->kstack_nr = k.nr < (size - sizeof(k)) / sizeof(__u64) ?
-					k.nr : (size - sizeof(k)) / sizeof(__u64);
-		ev->kstack = f + sizeof(k);
+	case KMT_FEAT_KSTACK:
+		ev->kstack_nr = read_stack(f, size, &ev->kstack);
 		return;
-	}
+	case KMT_FEAT_USTACK:
+		ev->ustack_nr = read_stack(f, size, &ev->ustack);
+		return;
 	case KMT_FEAT_PERCPU: {
 		struct kmt_feat_percpu p;
 
@@ -223,8 +232,8 @@ enum kmt_decode_status kmt_decode(const void *data, size_t len, int cpu, struct 
 	ev->has_cache_ref = ev->has_cache_info = false;
 	ev->vmalloc_flags = 0;
 	ev->has_heartbeat = false;
-	ev->kstack_nr = 0;
-	ev->kstack = NULL;
+	ev->kstack_nr = ev->ustack_nr = 0;
+	ev->kstack = ev->ustack = NULL;
 	ev->cpu = cpu < 0 ? 0 : (__u32)cpu; /* a time feature says its own */
 	st = read_core(p, len, &core, &off);
 	if (st != KMT_OK)

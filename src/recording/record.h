@@ -65,14 +65,27 @@ struct kmt_event {
 	 * inside the decoded record (unaligned: kmt_kstack_ip() reads one). */
 	__u32 kstack_nr;
 	const unsigned char *kstack;
+	/* The user stack feature, the same way (kmt_ustack_ip()). */
+	__u32 ustack_nr;
+	const unsigned char *ustack;
 };
 
-static inline __u64 kmt_kstack_ip(const struct kmt_event *ev, __u32 i)
+static inline __u64 kmt_stack_ip(const unsigned char *frames, __u32 i)
 {
 	__u64 ip;
 
-	memcpy(&ip, ev->kstack + (size_t)i * sizeof(ip), sizeof(ip));
+	memcpy(&ip, frames + (size_t)i * sizeof(ip), sizeof(ip));
 	return ip;
+}
+
+static inline __u64 kmt_kstack_ip(const struct kmt_event *ev, __u32 i)
+{
+	return kmt_stack_ip(ev->kstack, i);
+}
+
+static inline __u64 kmt_ustack_ip(const struct kmt_event *ev, __u32 i)
+{
+	return kmt_stack_ip(ev->ustack, i);
 }
 
 enum kmt_decode_status {

@@ -11,6 +11,7 @@
 #include "names/gfp.h"
 #include "names/ksyms.h"
 #include "recording/cachetab.h"
+#include "names/usyms.h"
 #include "recording/record.h"
 #include "recording/sink.h"
 #include "recording/tasktab.h"
@@ -24,6 +25,7 @@ struct json_out {
 	struct sink sink;
 	FILE *out;
 	struct ksyms *ksyms;
+	struct usyms *usyms;
 	struct gfp_names *gfp;
 	/* For records not decoded before (and so not named). */
 	struct cachetab *caches;
@@ -185,6 +187,47 @@ static void put_kstack(struct json_out *j, struct jline *l, const struct kmt_eve
 	put_char(l, ']');
 }
 
+/* "user_stack": the user stack's frames (--user-stacks), innermost first:
+ * each its address, and where they are known its object and offset in
+ * it, function and offset in that, source file and line. */
+static void put_ustack(struct json_out *j, struct jline *l, const struct kmt_event *ev)
+{
+	int pid = text_ustack_pid(ev);
+
+	put_lit(l, ",\"user_stack\":[");
+	for (__u32 i = 0; i < ev->ustack_nr; i++) {
+		__u64 addr = kmt_ustack_ip(ev, i);
+		struct uframe f = { 0 };
+
+		if (j->usyms)
+			usyms_name(j->usyms, pid, addr, &f);
+		if (i)
+			put_char(l, ',');
+		put_lit(l, "{\"addr\":");
+		put_hex_string(l, addr, 0);
+		if (f.object) {
+			put_lit(l, ",\"object\":");
+			put_string(l, f.object);
+			put_lit(l, ",\"offset\":");
+			put_hex_string(l, f.offset, 0);
+		}
+		if (f.func) {
+			put_lit(l, ",\"function\":");
+			put_string(l, f.func);
+			put_lit(l, ",\"function_offset\":");
+			put_hex_string(l, f.func_offset, 0);
+		}
+		if (f.file) {
+			put_lit(l, ",\"file\":");
+			put_string(l, f.file);
+			put_lit(l, ",\"line\":");
+			put_udec(l, f.line);
+		}
+		put_char(l, '}');
+	}
+	put_char(l, ']');
+}
+
 /* An allocation's sizes (the requested one under req_key), GFP flags and
  * node, as slab and vmalloc lines have them. */
 static void put_sizes(struct json_out *j, struct jline *l, const struct kmt_event *ev,
@@ -324,6 +367,8 @@ static void put_event(struct json_out *j, const struct kmt_event *ev)
 		put_slab(j, &l, ev);
 	if (ev->kstack_nr)
 		put_kstack(j, &l, ev);
+	if (ev->ustack_nr)
+		put_ustack(j, &l, ev);
 	put_lit(&l, "}\n");
 	/* One thread writes the stream: stdio's lock per line is waste. */
 	fwrite_unlocked(l.buf, 1, l.p - l.buf, l.out);
@@ -390,7 +435,8 @@ static const struct sink_ops json_ops = {
 	.destroy = json_destroy,
 };
 
-struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_names *gfp)
+struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
+			   const struct gfp_names *gfp)
 {
 	struct json_out *j = calloc(1, sizeof(*j));
 
@@ -409,5 +455,6 @@ struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_name
 	j->sink.ops = &json_ops;
 	j->out = out;
 	j->ksyms = ksyms;
+	j->usyms = usyms;
 	return &j->sink;
 }

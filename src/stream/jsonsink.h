@@ -12,8 +12,12 @@
 struct gfp_names;
 struct ksyms;
 struct sink;
+struct usyms;
 
-/* The stream's sink: GFP flags named by gfp (the sink keeps a copy). */
-struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_names *gfp);
+/* The stream's sink: kernel addresses named by ksyms, user frames by
+ * usyms (both borrowed; NULL: addresses), GFP flags by gfp (the sink
+ * keeps a copy). */
+struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
+			   const struct gfp_names *gfp);
 
 #endif

@@ -25,6 +25,7 @@
 #include "bpf/kmemsnoop.h"
 #include "kernel/budget.h"
 #include "names/gfp.h"
+#include "names/usyms.h"
 #include "recording/binout.h"
 #include "recording/recheader.h"
 #include "recording/record.h"
@@ -78,6 +79,9 @@ struct stream {
 	 * that a reader (grep) sees them when they happen, not a megabyte
 	 * later. */
 	bool flush_each_wait;
+	/* --user-stacks: the traced processes' maps, which name the frames of
+	 * the text and --json, and which -o keeps in DIR/maps. */
+	struct usyms *usyms;
 };
 
 /* How often the sink is asked whether its output is still there (-o DIR
@@ -99,6 +103,17 @@ static bool stream_selected(const struct env *env)
 	       !env_stat_in_bpf(env);
 }
 
+/* --user-stacks: a task's first record, written while it lives, has its
+ * process's maps read, before its lines are printed (time order holds
+ * them back) or for -o's DIR/maps. */
+static void note_process(struct usyms *u, const void *data, size_t size)
+{
+	const struct kmt_rec_task *t = data;
+
+	if (size >= sizeof(*t) && t->core.event_id == KMT_EVENT_TASK && t->task.pid)
+		usyms_note_process(u, t->task.pid);
+}
+
 /* The hot path: every record of every ring.  SINK_HELD: a lent record
  * is held. */
 static int one_record(struct stream *st, int cpu, const void *data, size_t size, bool lent)
@@ -108,6 +123,8 @@ static int one_record(struct stream *st, int cpu, const void *data, size_t size,
 	/* Events only: the records that describe them are not counted. */
 	if (kmt_record_is_event(data, size))
 		st->records++;
+	else if (st->usyms)
+		note_process(st->usyms, data, size);
 	ret = st->sink->ops->record(st->sink, cpu, data, size, NULL);
 	if (ret == SINK_HELD && lent)
 		return SINK_HELD;
@@ -318,7 +335,7 @@ static struct sink *make_sink(struct stream *st, struct session *s, const struct
 	} else {
 		/* Live lines in time order, as the kernel's trace file has them. */
 		sink = order_sink_new((s->env->json ? json_sink_new : text_sink_new)(
-					      stdout, session_ksyms(s), gfp),
+					      stdout, session_ksyms(s), st->usyms, gfp),
 				      s->ncpus, held_cap(st, s->ncpus));
 		if (sink)
 			setvbuf(stdout, stdout_buffer, _IOFBF, sizeof(stdout_buffer));
@@ -346,9 +363,13 @@ static struct mode *stream_create(struct session *s)
 		fprintf(stderr, "kmemsnoop: ring buffers of %llu KiB on each of %d CPUs, %llu MiB "
 				"in all%s\n", st->ring_size >> 10, s->ncpus,
 			st->ring_size * s->ncpus >> 20, s->env->ring_size ? " (-b)" : "");
-	st->sink = make_sink(st, s, gfp);
+	if (s->env->user_stacks && !(st->usyms = usyms_new(true)))
+		session_fail(s, "out of memory");
+	else
+		st->sink = make_sink(st, s, gfp);
 	gfp_names_free(gfp);
 	if (!st->sink) {
+		usyms_free(st->usyms);
 		free(st);
 		return NULL;
 	}
@@ -374,6 +395,7 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 	w->kernel_bytes += ((const struct stream *)m)->ring_size * m->session->ncpus;
 	/* --stacks without --allocinfo: a stack in each event's record. */
 	w->kstack_depth = env->ai_stacks ? KMT_KSTACK_MAX_DEPTH : 0;
+	w->ustack_depth = env->user_stacks ? KMT_USTACK_MAX_DEPTH : 0;
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
 	/* --stat's nodes of slab objects, now or from the recording. */
@@ -564,6 +586,11 @@ static int stream_start(struct mode *m)
 		if (binout_sink_describe(st->sink, "tracepoints", tpformat_write, &tracepoints))
 			return session_fail(m->session, "%s", st->sink->err);
 	}
+	/* -p and -t name a process that lives now; others are noted as
+	 * their records come. */
+	if (st->usyms && (m->session->env->pid || m->session->env->tid))
+		usyms_note_process(st->usyms, m->session->env->pid ? m->session->env->pid :
+								      m->session->env->tid);
 	beat(st, now_ns());
 	ret = st->sink->ops->begin(st->sink);
 	if (ret == SINK_GONE)
@@ -766,6 +793,12 @@ static void print_summary(const struct stream *st, const struct sink_losses *los
 				"another writing one on the same CPU\n", nested_records(s));
 }
 
+/* DIR/maps (binout_sink_describe()'s fill). */
+static int write_maps(FILE *out, const void *usyms)
+{
+	return usyms_write(usyms, out);
+}
+
 /* After detach, what is in the rings is all there will be: drain them. */
 static int stream_finish(struct mode *m, bool final)
 {
@@ -782,6 +815,9 @@ static int stream_finish(struct mode *m, bool final)
 		session_fail(m->session, "reading the ring buffers: %s", strerror(-ret));
 	sum_losses(m->session, &lost);
 	ret = ret < 0 && !st->output_gone ? -1 : 0;
+	if (!ret && st->usyms && m->session->env->output_dir &&
+	    binout_sink_describe(st->sink, "maps", write_maps, st->usyms))
+		ret = session_fail(m->session, "%s", st->sink->err);
 	if (st->sink->ops->end(st->sink, &lost) < 0 && !st->output_gone && !ret)
 		ret = session_fail(m->session, "%s", st->sink->err);
 	/* After end: the records it let go count in the summary. */
@@ -799,6 +835,7 @@ static void stream_destroy(struct mode *m)
 	free_rings(st, m->session->ncpus);
 	if (st->sink)
 		st->sink->ops->destroy(st->sink);
+	usyms_free(st->usyms);
 	free(st->offline);
 	free(st);
 }

@@ -7,6 +7,7 @@
  * pointers where the kernel prints hashed ones.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "names/gfp.h"
 #include "names/alloctag.h"
 #include "names/ksyms.h"
+#include "names/usyms.h"
 #include "recording/cachetab.h"
 #include "recording/record.h"
 #include "recording/sink.h"
@@ -486,15 +488,70 @@ static int print_kstack(struct text_sink *sink, const struct kmt_event *ev)
 	return 0;
 }
 
+int text_ustack_pid(const struct kmt_event *ev)
+{
+	/* A thread's id names its process's maps in /proc as well. */
+	return ev->has_task && ev->pid ? (int)ev->pid : (int)ev->tid;
+}
+
+/* A user frame as text, after " => ": "function+offset [object]
+ * (file:line)" where it can be named, ftrace's sym-userobj
+ * "object[+offset]" where only its mapping is known, "<address>" where not
+ * even that.  Its length (snprintf's, at most size - 1). */
+static int format_user_frame(char *buf, size_t size, const struct uframe *f, __u64 addr)
+{
+	int n;
+
+	if (!f->object)
+		n = snprintf(buf, size, " => <%016llx>\n", (unsigned long long)addr);
+	else if (!f->func)
+		n = snprintf(buf, size, " => %s[+0x%llx]\n", f->object, f->offset);
+	else if (!f->file)
+		n = snprintf(buf, size, " => %s+0x%llx [%s]\n", f->func, f->func_offset, f->object);
+	else
+		n = snprintf(buf, size, " => %s+0x%llx [%s] (%s:%u)\n", f->func, f->func_offset,
+			     f->object, f->file, f->line);
+	return n < 0 ? 0 : (size_t)n < size ? n : (int)size - 1;
+}
+
+/* The event's user stack (--user-stacks) as ftrace's userstacktrace
+ * option prints one: a "<user stack trace>" line, then a line per frame. */
+static int print_ustack(struct text_sink *sink, const struct kmt_event *ev)
+{
+	static const char title[] = " <user stack trace>\n";
+	int pid = text_ustack_pid(ev);
+	char line[PATH_MAX + 512];
+
+	if (fwrite_unlocked(title, 1, sizeof(title) - 1, sink->out) != sizeof(title) - 1)
+		return errno ? -errno : -EIO;
+	for (__u32 i = 0; i < ev->ustack_nr; i++) {
+		__u64 addr = kmt_ustack_ip(ev, i);
+		struct uframe f = { 0 };
+		int n;
+
+		if (sink->usyms)
+			usyms_name(sink->usyms, pid, addr, &f);
+		n = format_user_frame(line, sizeof(line), &f, addr);
+		if (fwrite_unlocked(line, 1, n, sink->out) != (size_t)n)
+			return errno ? -errno : -EIO;
+	}
+	return 0;
+}
+
 int text_print_event(struct text_sink *sink, const struct kmt_event *ev)
 {
 	char line[1024];
 	size_t len = text_format_event(sink, ev, line, sizeof(line));
+	int ret = 0;
 
 	/* One thread writes the stream: stdio's lock per line is waste. */
 	if (fwrite_unlocked(line, 1, len, sink->out) != len)
 		return errno ? -errno : -EIO;
-	return ev->kstack_nr ? print_kstack(sink, ev) : 0;
+	if (ev->kstack_nr)
+		ret = print_kstack(sink, ev);
+	if (!ret && ev->ustack_nr)
+		ret = print_ustack(sink, ev);
+	return ret;
 }
 
 /* --- the text sink ---------------------------------------------------------- */
@@ -571,7 +628,8 @@ static const struct sink_ops text_out_ops = {
 	.destroy = text_out_destroy,
 };
 
-struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_names *gfp)
+struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
+			   const struct gfp_names *gfp)
 {
 	struct text_out *t = calloc(1, sizeof(*t));
 
@@ -588,6 +646,6 @@ struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_name
 		return NULL;
 	}
 	t->sink.ops = &text_out_ops;
-	t->text = (struct text_sink){ .out = out, .ksyms = ksyms, .gfp = t->gfp };
+	t->text = (struct text_sink){ .out = out, .ksyms = ksyms, .usyms = usyms, .gfp = t->gfp };
 	return &t->sink;
 }

@@ -8,6 +8,7 @@
 
 struct kmt_event;
 struct ksyms;
+struct usyms;
 struct gfp_names;
 struct sink;
 
@@ -37,6 +38,7 @@ struct text_gfp_memo {
 struct text_sink {
 	FILE *out;
 	struct ksyms *ksyms;          /* NULL: call sites print as addresses */
+	struct usyms *usyms;          /* NULL: user frames print as addresses */
 	const struct gfp_names *gfp;
 	struct text_memo memo[TEXT_MEMO_CPUS]; /* by CPU number, modulo */
 	struct text_gfp_memo gfp_memo[TEXT_GFP_SLOTS]; /* by flags, hashed */
@@ -51,15 +53,20 @@ int text_print_event(struct text_sink *sink, const struct kmt_event *ev);
  * a BPF program starts with, named by ks (NULL: none is left out). */
 __u32 text_kstack_start(const struct ksyms *ks, const struct kmt_event *ev);
 
+/* The process whose addresses ev's user stack holds. */
+int text_ustack_pid(const struct kmt_event *ev);
+
 /* Formats one event line (with its newline) into buf; returns its length. */
 size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, char *buf,
 			 size_t size);
 
 /*
  * A sink (sink.h) that prints records as text to out, with call sites
- * named by ksyms (borrowed; NULL: addresses) and GFP flags by gfp (the
- * sink keeps a copy).  NULL when out of memory.
+ * named by ksyms and user frames by usyms (both borrowed; NULL:
+ * addresses) and GFP flags by gfp (the sink keeps a copy).  NULL when out
+ * of memory.
  */
-struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, const struct gfp_names *gfp);
+struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
+			   const struct gfp_names *gfp);
 
 #endif
