@@ -349,8 +349,9 @@ vmtest-dwarf: $(STATIC_KMEMSNOOP) tests/workload tests/recwalk tests/bpf_progs
 # Benchmark programs: the workloads and the empty-program floor.
 BENCH_PROGS := bench/churn bench/floor
 
+# Frame pointers: the user stacks of its events (--user-stacks) are whole.
 bench/churn: bench/churn.c
-	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -pthread $< -o $@
+	$(CC) $(CFLAGS) -std=gnu11 $(WARNINGS) -fno-omit-frame-pointer -pthread $< -o $@
 
 $(OUTPUT)/floor.bpf.o: bench/floor.bpf.c $(VMLINUX_DIR)/vmlinux.h $(LIBBPF_DEP) | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@

@@ -21,7 +21,9 @@
 #   --allocinfo in one run, "stacks" -o --stacks and "textstacks" the text
 #   with --stacks (a kernel stack per event), "ftracestacks" ftrace with its
 #   stacktrace option and "perfstacks" perf record -g on the kmem events
-#   (their kernel stacks; perf's user stacks too), "stat" --stat
+#   (their kernel stacks; perf's user stacks too), "comm" -o of the
+#   workload's events only (-c churn) and "ustacks" the same with
+#   --user-stacks (churn is built with frame pointers), "stat" --stat
 #   --caller (counted in BPF maps), "statstream" the same with --stat-stream
 #   (every event streamed to user space), "flight" --flight -o armed (no
 #   trigger), "ftraceflight" the kmem events in an ftrace ring in overwrite
@@ -75,7 +77,7 @@ has_mode() { "$KS" --help 2>/dev/null | grep -q -- "--$1"; }
 
 # Variants run by kmemsnoop, whose @base twins run BASELINE.
 is_kmemsnoop_variant() {
-	case ${1%@base} in text | binary | allocinfo | hist | live | both | stat | statstream | flight | stacks | textstacks) return 0 ;; esac
+	case ${1%@base} in text | binary | allocinfo | hist | live | both | stat | statstream | flight | stacks | textstacks | comm | ustacks) return 0 ;; esac
 	return 1
 }
 
@@ -94,6 +96,7 @@ available_variants() {
 	has_mode stat-stream && v+=(statstream)
 	has_mode flight && v+=(flight)
 	"$KS" --stacks -d 0.1 >/dev/null 2>&1 && v+=(stacks textstacks)
+	"$KS" --user-stacks -c churn -d 0.1 >/dev/null 2>&1 && v+=(comm ustacks)
 	if tracefs_ready; then
 		v+=(ftrace ftraceflight ftracestacks)
 	else
@@ -139,6 +142,9 @@ start_kmemsnoop() {
 	# Every event with its kernel stack.
 	stacks) rm -rf "$outdir/trace"; "$ks" --stacks -o "$outdir/trace" 2>"$err" & ;;
 	textstacks) "$ks" --stacks >/dev/null 2>"$err" & ;;
+	# The workload's events only (-c), then with their user stacks too.
+	comm) rm -rf "$outdir/trace"; "$ks" -c churn -o "$outdir/trace" 2>"$err" & ;;
+	ustacks) rm -rf "$outdir/trace"; "$ks" -c churn --user-stacks -o "$outdir/trace" 2>"$err" & ;;
 	esac
 	PID=$!
 	wait_for "$err" Tracing
@@ -150,7 +156,7 @@ stop_kmemsnoop() {
 	kill -INT "$PID"
 	wait "$PID"
 	case ${1%@base} in
-	text | binary | statstream | stacks | textstacks)
+	text | binary | statstream | stacks | textstacks | comm | ustacks)
 		COUNTS=$(sed -n 's/^kmemsnoop: \([0-9]*\) events written, \([0-9]*\) lost.*/\1 \2/p' "$err")
 		[ -n "$COUNTS" ] || { echo "bench: no summary from kmemsnoop:" >&2; cat "$err" >&2; return 1; } ;;
 	*) COUNTS="- -" ;;
@@ -295,7 +301,7 @@ run_variant() {
 		start_kmemsnoop "${v%@base}" "$BASELINE" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
-	text | binary | allocinfo | hist | live | both | stat | statstream | flight | stacks | textstacks)
+	text | binary | allocinfo | hist | live | both | stat | statstream | flight | stacks | textstacks | comm | ustacks)
 		start_kmemsnoop "$v" || return 1
 		ops=$("$CHURN" "$kind" "$SECONDS_PER_RUN" "$threads")
 		stop_kmemsnoop "$v" || return 1 ;;
@@ -307,7 +313,7 @@ run_variant() {
 	echo "$wl $v $ops $COUNTS $ROUND" >>"$tmp/results"
 	# -o: the bytes of its files (every record, those that describe too)
 	# for the events it wrote.
-	if [ "${v%@base}" = binary ] || [ "${v%@base}" = stacks ]; then
+	if [ -d "$outdir/trace" ] && [[ ${v%@base} =~ ^(binary|stacks|comm|ustacks)$ ]]; then
 		echo "$wl $v $(cat "$outdir"/trace/cpu* | wc -c) ${COUNTS%% *}" >>"$tmp/bytes"
 	fi
 }
@@ -344,6 +350,8 @@ label() {
 	flight) echo "kmemsnoop --flight -o, armed" ;;
 	stacks) echo "kmemsnoop --stacks -o ($OUTPUT_FS)" ;;
 	textstacks) echo "kmemsnoop --stacks > /dev/null" ;;
+	comm) echo "kmemsnoop -c churn -o ($OUTPUT_FS)" ;;
+	ustacks) echo "kmemsnoop -c churn --user-stacks -o" ;;
 	ftrace) echo "ftrace, trace_pipe" ;;
 	ftraceflight) echo "ftrace, overwrite, no reader" ;;
 	ftracestacks) echo "ftrace stacktrace, trace_pipe" ;;

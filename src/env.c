@@ -577,8 +577,8 @@ const struct opt_spec env_options[] = {
 	  "its thread's user-space call chain (" NUMBER_TEXT(KMT_USTACK_MAX_DEPTH) " frames at "
 	  "most, followed through frame pointers: code built without them loses frames), "
 	  "printed under a \" <user stack trace>\" line as \" => function+offset [object]\" "
-	  "(and \"(file:line)\" where the object has debug information), or as ftrace's "
-	  "sym-userobj prints it, \" => object[+offset]\", where its object cannot be read.  "
+	  "(and \"(file:line)\" where the object has debug information), or as \" => "
+	  "object[+offset]\" (the offset in the file) where its object cannot be read.  "
 	  "-o keeps the traced processes' maps and build ids in DIR/maps, so that -i names "
 	  "the frames wherever the same objects are.  In --json as \"user_stack\"",
 	  opt_none, FLAG(user_stacks) },

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #define BUILD_ID_MAX 64 /* bytes; GNU build ids are 20 */
 #define LOADS_MAX 16
@@ -174,6 +175,20 @@ static void read_loads(struct uobj *o, Elf *elf)
 	}
 }
 
+/* A regular file, opened without waiting: a recording's maps file may
+ * name anything (a FIFO would block the open). */
+static int open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /*
  * Opens o's file (of process pid when live: through its root, which a
  * process in a container has its own of) for lookups.  A file whose build
@@ -192,10 +207,10 @@ static void open_obj(struct usyms *u, struct uobj *o, int pid)
 	file_name(o->path, name, sizeof(name));
 	if (u->live && pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(path);
 	}
 	if (fd < 0)
-		fd = open(name, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(name);
 	if (fd < 0)
 		return;
 	o->dwfl = dwfl_begin(&callbacks);
@@ -310,7 +325,8 @@ void usyms_note_process(struct usyms *u, int pid)
 {
 	struct uproc *p = find_proc(u, pid, true);
 
-	if (p && !p->read)
+	/* Read again while none was found: a process caught in exec. */
+	if (p && (!p->read || !p->n))
 		read_proc_maps(u, p);
 }
 

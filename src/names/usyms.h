@@ -23,8 +23,9 @@ struct usyms;
 struct usyms *usyms_new(bool live);
 void usyms_free(struct usyms *u);
 
-/* Reads the maps of process pid now, unless they were: a process met
- * while it lives, whose frames a recording will need named. */
+/* Reads the maps of process pid now, unless they were (and had a
+ * mapping): a process met while it lives, whose frames a recording will
+ * need named. */
 void usyms_note_process(struct usyms *u, int pid);
 
 /*

@@ -3,9 +3,9 @@
  * libFuzzer target: a whole recording directory read by kmemsnoop -i.  The
  * input holds its files one after the other, separated by SEPARATOR, in
  * the order of files[] (abi_version, the totals, kallsyms, cpu0..cpu3,
- * header, gfp); a missing or empty part leaves that file out.  The
+ * header, gfp, maps); a missing or empty part leaves that file out.  The
  * directory is read as kmemsnoop -i reads it, with its own kallsyms,
- * header and GFP flag names, by each of -i's readers in turn: the text,
+ * header, GFP flag names and user maps, by each of -i's readers in turn: the text,
  * --json and --stat (every table) into /dev/null; a header or gfp file that
  * reads must also read back the same after being written again.
  */
@@ -20,6 +20,7 @@
 
 #include "names/gfp.h"
 #include "names/ksyms.h"
+#include "names/usyms.h"
 #include "recording/binin.h"
 #include "recording/recheader.h"
 #include "recording/sink.h"
@@ -32,7 +33,7 @@
 
 static const char *const files[] = {
 	"abi_version", "total_overruns", "total_overrun_events", "kallsyms",
-	"cpu0", "cpu1", "cpu2", "cpu3", "header", "gfp",
+	"cpu0", "cpu1", "cpu2", "cpu3", "header", "gfp", "maps",
 };
 #define NFILES (sizeof(files) / sizeof(files[0]))
 
@@ -150,6 +151,47 @@ static struct gfp_names *recording_gfp(void)
 	return gfp_names_new(NULL);
 }
 
+/* The recording's user maps, as many lines as read (none without the
+ * file); those written again must read back the same. */
+static struct usyms *recording_usyms(void)
+{
+	struct usyms *u = usyms_new(false), *again = usyms_new(false);
+	char path[512], err[256], *text = NULL, *text2 = NULL;
+	size_t len = 0, len2 = 0;
+	FILE *f, *out, *in;
+
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	f = fopen(path, "re");
+	if (!u || !again)
+		abort();
+	if (!f) {
+		usyms_free(again);
+		return u;
+	}
+	if (usyms_read(u, f, err, sizeof(err))) {
+		/* Unreadable, -i stops: nothing to name frames with. */
+		usyms_free(u);
+		u = usyms_new(false);
+		fclose(f);
+		usyms_free(again);
+		return u;
+	}
+	fclose(f);
+	out = open_memstream(&text, &len);
+	if (!out || usyms_write(u, out) || fclose(out))
+		abort();
+	in = fmemopen(text, len, "r");
+	out = open_memstream(&text2, &len2);
+	if (!in || usyms_read(again, in, err, sizeof(err)) || !out || usyms_write(again, out) ||
+	    fclose(out) || len != len2 || memcmp(text, text2, len))
+		abort();
+	fclose(in);
+	usyms_free(again);
+	free(text);
+	free(text2);
+	return u;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *p = data, *end = data + size;
@@ -164,6 +206,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct rec_header hdr;
 	struct gfp_names *gfp;
+	struct usyms *usyms;
 	struct ksyms *ksyms;
 	char err[512];
 
@@ -174,11 +217,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "%s/kallsyms", dir);
 	ksyms = ksyms_load(path);
 	gfp = recording_gfp();
-	if (!gfp)
+	usyms = recording_usyms();
+	if (!gfp || !usyms)
 		abort();
-	replay(text_sink_new(devnull, ksyms, gfp));
-	replay(json_sink_new(devnull, ksyms, gfp));
+	replay(text_sink_new(devnull, ksyms, usyms, gfp));
+	replay(json_sink_new(devnull, ksyms, usyms, gfp));
 	replay(stat_sink_new(devnull, &stat_env, ksyms, gfp, 0, 0, err, sizeof(err)));
+	usyms_free(usyms);
 	gfp_names_free(gfp);
 	ksyms_free(ksyms);
 	return 0;

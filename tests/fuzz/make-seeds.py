@@ -157,6 +157,12 @@ def feat_kstack(ips, nr=None):
         b"".join(struct.pack("<Q", ip) for ip in ips)
 
 
+def feat_ustack(ips):
+    """The user stack feature (ABI 6): the kernel stack's layout, id 13."""
+    return struct.pack("<HBBI", 8 + 8 * len(ips), 13, 0, len(ips)) + \
+        b"".join(struct.pack("<Q", ip) for ip in ips)
+
+
 def record(event, typ, seq, site, ptr, body):
     size = 24 + len(body)
     return core(event, typ, size, seq, site, ptr) + body
@@ -251,6 +257,32 @@ def trace_v5_stacks(cpu, t0):
     return b"".join(recs)
 
 
+def trace_v6_user_stacks(cpu, t0):
+    """ABI 6: events with a kernel and a user stack, a user stack alone,
+    and one whose addresses no mapping covers."""
+    kstack = [0xffffffff816ca444, 0xffffffff816bbb8c]
+    ustack = [0x40403d, 0x404069, 0x402865, 0x7f0000001234]
+    recs = [
+        record(2, 0, 0, 0, 0, feat_time(cpu, t0) + feat_task(4242, 4242, b"workload")),
+        record(0, 0, 1, 0xffffffff8170005c, 0xffff888104a1f000,
+               alloc(184, 192, 0xcc0, -1) + feat_time_tid(0, 4242, t0 + 1) + feat_kstack(kstack) +
+               feat_ustack(ustack)),
+        record(1, 0, 2, 0xffffffff81700231, 0xffff888104a1f000,
+               feat_time_tid(0, 4242, t0 + 2) + feat_ustack(ustack[:2])),
+        record(1, 0, 3, 0xffffffff81700231, 0xffff888104a1f000,
+               feat_time_tid(0, 4242, t0 + 3) + feat_ustack([0x10, 0xffffffffffffffff])),
+    ]
+    return b"".join(recs)
+
+
+# A recording's maps file: the workload's mapping, and objects that are not
+# there or not what the line says.
+MAPS = (b"# kmemsnoop user maps: PID START-END OFFSET BUILD-ID PATH\n"
+        b"4242 401000-490000 1000 - /bin/true\n"
+        b"4242 7f0000000000-7f0000100000 0 0011223344 /nonexistent/lib.so\n"
+        b"4242 500000-501000 0 - /dev/null\n")
+
+
 def write(target, name, data):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -264,6 +296,7 @@ def main():
     write("record", "task_and_cache_records", trace_v4(0, 812503113000))
     write("record", "heartbeat_percpu_vmalloc_bulk", trace_v4_classes(0, 812503113000))
     write("record", "kernel_stacks", trace_v5_stacks(0, 812503113000))
+    write("record", "user_stacks", trace_v6_user_stacks(0, 812503113000))
     write("record", "abi1_no_features",  # kmemtrace's own: core and alloc only
           record(0, 0, 7, 0xffffffff8170005c, 0xffff888104a1f000, alloc(8, 8, 0xcc0, 0)) +
           record(1, 0, 8, 0xffffffff81700231, 0xffff888104a1f000, b""))
@@ -286,6 +319,12 @@ def main():
     write("tracedir", "abi4_heartbeat_percpu_vmalloc_bulk", SEPARATOR.join(parts))
     parts = [b"5\n", b"0\n", b"0\n", KALLSYMS, trace_v5_stacks(0, 1000), trace_v4(1, 1005)]
     write("tracedir", "abi5_kernel_stacks", SEPARATOR.join(parts))
+    parts = [b"6\n", b"0\n", b"0\n", KALLSYMS, trace_v6_user_stacks(0, 1000), trace_v4(1, 1005),
+             b"", b"", b"", b"", MAPS]
+    write("tracedir", "abi6_user_stacks", SEPARATOR.join(parts))
+    parts = [b"6\n", b"0\n", b"0\n", KALLSYMS, trace_v6_user_stacks(0, 1000), b"", b"", b"",
+             b"", b"", b"4242 401000-490000 1000 zz /bin/true\n"]
+    write("tracedir", "abi6_bad_maps", SEPARATOR.join(parts))
     parts = [b"3\n", b"1234\n", b"10\n", b"", trace(0, 5), b"", trace(2, 3)]
     write("tracedir", "lost_no_kallsyms", SEPARATOR.join(parts))
     # ... then header and gfp.
@@ -322,6 +361,7 @@ def main():
         ["--stacks", "-o", "/tmp/x", "-e", "cache"],
         ["--help"],
         ["--version"],
+        ["--user-stacks", "--stacks", "-c", "server", "--json"],
     ]):
         write("options", "args%d" % i, b"\0".join(a.encode() for a in args))
 

@@ -9,7 +9,7 @@
 # run one after the other, between which a 7.x kernel was seen moving the
 # task to another CPU), but for what either one's programs
 # missed (recursion misses, counted by the kernel).  The directory must hold
-# abi_version (5), total_overruns (0) and a cpuN file for each online CPU,
+# abi_version (6), total_overruns (0) and a cpuN file for each online CPU,
 # and the cpuN files, walked independently here with the layout of
 # src/bpf/kmemsnoop.h (24-byte core, 24-byte alloc part, then features
 # of {u16 size, u8 id, ...}), must consist of whole well-formed records
@@ -69,8 +69,8 @@ else
 fi
 
 v=$(tr -d ' \n' <"$DIR/abi_version" 2>/dev/null)
-[ "$v" = 5 ]
-check $? binary.abi_version "abi_version holds '$v', expected 5"
+[ "$v" = 6 ]
+check $? binary.abi_version "abi_version holds '$v', expected 6"
 
 v=$(tr -d ' \n' <"$DIR/total_overruns" 2>/dev/null)
 [ "$v" = 0 ]

@@ -92,7 +92,7 @@ expect() { # KEY VALUE
 	v=$(header_value "$DIR" "$1")
 	[ "$v" = "$2" ] || bad="$bad $1='$v' (expected '$2')"
 }
-expect kmemtrace_abi 5
+expect kmemtrace_abi 6
 expect kernel_release "$(uname -r)"
 expect arch "$(uname -m)"
 expect page_size "$(page_size)"
@@ -195,7 +195,7 @@ awk '/^# tracer:/ { exit } { print }' "$WORK/decoded" >"$WORK/decoded.header"
 sed -n '/^# tracer:/,$p' "$WORK/decoded" | grep '^#' >"$WORK/decoded.rest"
 grep '^#' "$(ks_out kt)" >"$WORK/text.hash"
 bad=
-head -n 1 "$WORK/decoded.header" | grep -q '^# recording: header format 1, kmemtrace ABI 5' || bad="$bad first line"
+head -n 1 "$WORK/decoded.header" | grep -q '^# recording: header format 1, kmemtrace ABI 6' || bad="$bad first line"
 grep -qxF "# kernel: $(uname -r) $(uname -v) $(uname -m)" "$WORK/decoded.header" || bad="$bad kernel line"
 grep -q "^# command: .*-p $PID -o $DIR" "$WORK/decoded.header" || bad="$bad command line"
 grep -q "^# $(possible_cpus) possible CPUs, page size $(page_size)" "$WORK/decoded.header" || bad="$bad CPUs line"

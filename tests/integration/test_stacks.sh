@@ -17,7 +17,7 @@
 #                     tracing machinery's frames that begin ftrace's are
 #                     left out, but for events ftrace recorded without a
 #                     stack (as many of kmemsnoop's may be unmatched)
-#   stacks.recording  -o with --stacks: abi_version 5, and -i prints the
+#   stacks.recording  -o with --stacks: abi_version 6, and -i prints the
 #                     frames as the text does (the getname check above)
 #   stacks.json       --json: the getname events carry a "stack" array that
 #                     holds the call site's function
@@ -140,8 +140,8 @@ irc=$?
 kstacks "$WORK/rec.txt" >"$WORK/rec.tab"
 why=$(getname_check "$WORK/rec.tab")
 abi=$(cat "$WORK/rec/abi_version" 2>/dev/null)
-[ $rc = 0 ] && [ $irc = 0 ] && [ "$abi" = 5 ] && [ -z "$why" ]
-check $? stacks.recording "-o: status $rc, abi_version '$abi' (want 5); -i: status $irc, $why $(head -c 200 "$WORK/rec.err")"
+[ $rc = 0 ] && [ $irc = 0 ] && [ "$abi" = 6 ] && [ -z "$why" ]
+check $? stacks.recording "-o: status $rc, abi_version '$abi' (want 6); -i: status $irc, $why $(head -c 200 "$WORK/rec.err")"
 
 if ! command -v python3 >/dev/null; then
 	skip stacks.unknown_feature "python3 (which rewrites the recording) is not installed"

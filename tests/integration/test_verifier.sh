@@ -32,6 +32,7 @@ MODES=(
 	"flight|--flight -o @DIR@ -d 0.01"
 	"flight_listen|--flight -o @DIR@ --listen 127.0.0.1:@PORT@ -d 0.01"
 	"stacks|--stacks -o @DIR@ -d 0.01"
+	"user_stacks|--stacks --user-stacks -p @PID@ -o @DIR@ -d 0.01"
 )
 TESTS=()
 for m in "${MODES[@]}"; do TESTS+=("verifier.${m%%|*}"); done

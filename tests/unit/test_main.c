@@ -27,7 +27,8 @@
 	X(reorder)     \
 	X(srcline)     \
 	X(tpformat)    \
-	X(topkeys)
+	X(topkeys)     \
+	X(usyms)
 
 #define UNIT_DECLARE(name) void test_##name(struct unit *u);
 UNIT_SUITES(UNIT_DECLARE)

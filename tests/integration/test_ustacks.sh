@@ -1,0 +1,204 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# --user-stacks: each event's user-space call chain, in the stream, the
+# recording, -i and --json.  The workload's ustack-open opens /dev/null N
+# times from ustack_inner(), which ustack_outer() calls, which main calls
+# (the workload is built with frame pointers); each open allocates a
+# struct file (alloc_empty_file, __alloc_file before 5.13).
+#   ustacks.json       --json: the N struct file allocations carry a "user_stack"
+#                      whose first functions are ustack_inner, ustack_outer
+#                      and main, in that order
+#   ustacks.ftrace     the kernel's own trace of the same events with its
+#                      userstacktrace option (a private tracefs instance):
+#                      the kmem_cache_alloc events' first three user frames
+#                      are the same multiset of addresses (but for those of
+#                      the exiting task, which has no user stack for BPF,
+#                      and ftrace's one frame)
+#   ustacks.text       the text: a "<user stack trace>" after each struct
+#                      file allocation, whose first frames name those functions,
+#                      with the workload's file and a source line
+#   ustacks.recording  -o: abi_version 6, DIR/maps holds the workload's
+#                      mapping with a build id, and -i names the frames as
+#                      the text does
+#   ustacks.other_build  -i once the traced binary is replaced by another
+#                      one (another build id): no frame is named from it,
+#                      each prints as the object and its offset, which is
+#                      the offset --json gave live
+#   ustacks.usage      --user-stacks without a process to follow, or with
+#                      a mode that is not the stream: exit status 2 and why
+#
+# vmtest: every VM: how each kernel reads user stacks from each program type.
+. "$(dirname "$0")/../lib.sh"
+
+TESTS=(ustacks.json ustacks.ftrace ustacks.text ustacks.recording ustacks.other_build
+	ustacks.usage)
+N=20
+# A struct file's allocation: alloc_empty_file's (__alloc_file's before
+# 5.13), the filp cache's (which kernels before 6.1 do not name).
+FILP_JSON='"event":"kmem_cache_alloc".*"call_site":"[a-z_]*alloc_(empty_)?file\+'
+
+require_root
+require_kmemsnoop
+require_workload
+
+# ufuncs FILE: per filp allocation of kmemsnoop's text, its user frames'
+# functions (offsets left out), innermost first, ";"-separated; "-" for a
+# frame that names none.
+ufuncs() {
+	awk '
+	function flush() { if (filp) print fr; filp = 0 }
+	/^#/ { next }
+	/^ <user stack trace>/ { user = 1; fr = ""; next }
+	/^ => / { if (user) { f = $2; sub(/\+0x.*/, "", f); if (f ~ /[[\/<]/) f = "-"; fr = fr (fr == "" ? "" : ";") f }; next }
+	{ flush(); user = 0; filp = / kmem_cache_alloc: / && / call_site=[a-z_]*alloc_(empty_)?file\+/ }
+	END { flush() }' "$1"
+}
+
+# ufirst FILE: per struct file allocation of kmemsnoop's text, its first
+# user frame as printed (after " => ").
+ufirst() {
+	awk '
+	/^ <user stack trace>/ { if (filp) want = 1; next }
+	/^ => / { if (want) { print substr($0, 5); want = 0 }; next }
+	{ want = 0; filp = / kmem_cache_alloc: / && / call_site=[a-z_]*alloc_(empty_)?file\+/ }' "$1"
+}
+
+# chain_check FILE: "" when ufuncs FILE has N chains, each starting
+# ustack_inner;ustack_outer;main; else why.
+chain_check() {
+	ufuncs "$1" | awk -v want="$N" '
+	{ got++; if ($0 !~ /^ustack_inner;ustack_outer;main(;|$)/) { bad++; if (!eg) eg = $0 } }
+	END {
+		if (got != want || bad)
+			printf "%d filp allocations with a user stack (want %d), %d not starting ustack_inner;ustack_outer;main (e.g. %s)", got, want, bad, eg
+	}'
+}
+
+# json_chains FILE: per kmem_cache_alloc event of kmemsnoop's --json, its
+# first three user frames' addresses (hex, no leading zeros), sorted.
+json_chains() {
+	grep '"event":"kmem_cache_alloc"' "$1" | sed 's/.*"user_stack":\[//' | awk '
+	{
+		s = ""; n = 0; line = $0
+		while (n < 3 && match(line, /"addr":"0x[0-9a-f]+"/)) {
+			a = substr(line, RSTART + 10, RLENGTH - 11)
+			s = s (n ? ";" : "") a; n++
+			line = substr(line, RSTART + RLENGTH)
+		}
+		print s
+	}' | LC_ALL=C sort
+}
+
+# ftrace_chains FILE: the same of ftrace's trace, whose "<user stack
+# trace>" entry follows its event.
+ftrace_chains() {
+	awk '
+	function flush() { if (ev) print s; ev = 0 }
+	/^#/ { next }
+	/<user stack trace>/ { user = 1; s = ""; n = 0; next }
+	/^ => / {
+		if (user && n < 3) { a = $2; gsub(/[<>]/, "", a); sub(/^0+/, "", a); s = s (n ? ";" : "") a; n++ }
+		next
+	}
+	{ flush(); user = 0; ev = / kmem_cache_alloc: / }
+	END { flush() }' "$1" | LC_ALL=C sort
+}
+
+# --- --json, against the kernel's own trace ----------------------------------------
+start_traced wj kj --user-stacks --json -e cache -- ustack-open "$N"
+oracle=0
+ustack_option=
+if tracefs_setup && oracle_start orc "$PID"; then
+	ustack_option=${ORACLE_DIR[orc]}/options/userstacktrace
+	if [ -e "$ustack_option" ] && echo 1 >"$ustack_option"; then
+		oracle=1
+	else
+		oracle_remove orc
+	fi
+fi
+wl_run wj || fail ustacks.workload "the workload failed (status ${WL_RC[wj]})" "$WORK/wj.werr"
+ks_stop kj
+rc=$?
+grep '"event":"kmem_cache_alloc"' "$(ks_out kj)" | grep -E "$FILP_JSON" |
+	sed 's/.*"user_stack":\[//' | awk '{
+		s = ""; line = $0
+		while (match(line, /"function":"[^"]*"/)) {
+			s = s (s == "" ? "" : ";") substr(line, RSTART + 12, RLENGTH - 13)
+			line = substr(line, RSTART + RLENGTH)
+		}
+		print s
+	}' >"$WORK/j.funcs"
+good=$(grep -c '^ustack_inner;ustack_outer;main' "$WORK/j.funcs")
+[ $rc = 0 ] && [ "$good" = "$N" ] && [ "$(wc -l <"$WORK/j.funcs")" = "$N" ]
+check $? ustacks.json "status $rc; $(wc -l <"$WORK/j.funcs") filp allocations, $good of them with user frames ustack_inner;ustack_outer;main first (want $N); e.g. $(head -n 1 "$WORK/j.funcs"), $(grep -m1 '"user_stack"' "$(ks_out kj)" | sed 's/.*"user_stack"/"user_stack"/' | head -c 300)"
+
+if [ $oracle = 0 ]; then
+	skip ustacks.ftrace "no tracefs instance with the userstacktrace option: ${ORACLE_ERR:-this kernel has no ftrace user stacks (CONFIG_USER_STACKTRACE_SUPPORT)}"
+elif ! oracle_stop orc; then
+	fail ustacks.ftrace "the kernel's trace: $ORACLE_ERR"
+else
+	# An exiting task's last events (its parent's SIGCHLD) come after it
+	# let its memory go: BPF gets no user stack then, ftrace still the
+	# address it entered the kernel at.  Those, one frame, are set apart.
+	json_chains "$(ks_out kj)" >"$WORK/k.all"
+	grep . "$WORK/k.all" >"$WORK/k.chains"
+	gone=$(grep -c '^$' "$WORK/k.all")
+	ftrace_chains "$(oracle_file orc)" >"$WORK/orc.chains"
+	ms_minus "$WORK/orc.chains" "$WORK/k.chains" >"$WORK/orc.only"
+	[ "$(grep -c . "$WORK/orc.chains")" -ge "$N" ] &&
+		[ -z "$(ms_minus "$WORK/k.chains" "$WORK/orc.chains")" ] &&
+		[ "$(grep -c . "$WORK/orc.only")" = "$gone" ] && ! grep -q ';' "$WORK/orc.only"
+	check $? ustacks.ftrace "kmem_cache_alloc user stacks (first three frames): kmemsnoop $(wc -l <"$WORK/k.chains") and $gone without one, ftrace $(wc -l <"$WORK/orc.chains") (want the same, $N at least, those without a stack one frame in ftrace's); only kmemsnoop's: '$(ms_minus "$WORK/k.chains" "$WORK/orc.chains" | head -n 2 | tr '\n' '|')', only ftrace's: '$(head -n 2 "$WORK/orc.only" | tr '\n' '|')'"
+fi
+
+# --- text ------------------------------------------------------------------------
+start_traced wt kt --user-stacks -e cache -- ustack-open "$N"
+wl_run wt
+ks_stop kt
+rc=$?
+why=$(chain_check "$(ks_out kt)")
+named=$(grep -A1 '^ <user stack trace>' "$(ks_out kt)" | grep -c "^ => ustack_inner+0x[0-9a-f]* \[.*workload[^]]*\] (workload\.c:[0-9]*)$")
+[ $rc = 0 ] && [ -z "$why" ] && [ "$named" -ge "$N" ]
+check $? ustacks.text "status $rc; $why; $named first frames as 'ustack_inner+0x.. [..workload] (workload.c:N)' (want $N at least); e.g. $(grep -m1 -A4 '^ <user stack trace>' "$(ks_out kt)" | tr '\n' '|')"
+
+# --- the recording, then another binary in the traced one's place ----------------
+# A copy of the workload, which the second check replaces.
+cp "$WORKLOAD" "$WORK/wlcopy" && chmod +x "$WORK/wlcopy"
+saved=$WORKLOAD
+WORKLOAD=$WORK/wlcopy
+start_traced wo ko --user-stacks -e cache -o "$WORK/rec" -- ustack-open "$N"
+wl_run wo
+ks_stop ko
+rc=$?
+WORKLOAD=$saved
+"$KMEMSNOOP" -i "$WORK/rec" >"$WORK/rec.txt" 2>"$WORK/rec.err"
+irc=$?
+why=$(chain_check "$WORK/rec.txt")
+abi=$(cat "$WORK/rec/abi_version" 2>/dev/null)
+mapline=$(grep -E "^$PID [0-9a-f]+-[0-9a-f]+ [0-9a-f]+ [0-9a-f]{16,} $WORK/wlcopy\$" "$WORK/rec/maps" 2>/dev/null | head -n 1)
+[ $rc = 0 ] && [ $irc = 0 ] && [ "$abi" = 6 ] && [ -n "$mapline" ] && [ -z "$why" ]
+check $? ustacks.recording "-o: status $rc, abi_version '$abi' (want 6), maps line of the workload: '$mapline' ($(head -n 3 "$WORK/rec/maps" 2>/dev/null | tr '\n' '|'); kmemsnoop said: $(head -c 400 "$(ks_err ko)" | tr '\n' '|')); -i: status $irc, $why $(head -c 200 "$WORK/rec.err")"
+
+# Live, the same events' first frame: its file offset, for the check below.
+"$KMEMSNOOP" -i "$WORK/rec" --json 2>/dev/null | grep -E "$FILP_JSON" |
+	sed -n 's/.*"user_stack":\[{"addr":"0x[0-9a-f]*","object":"[^"]*","offset":"\(0x[0-9a-f]*\)".*/\1/p' |
+	sort -u >"$WORK/offsets"
+cp "${RECWALK:-$TOP/tests/recwalk}" "$WORK/wlcopy" 2>/dev/null || cp "$KMEMSNOOP" "$WORK/wlcopy"
+"$KMEMSNOOP" -i "$WORK/rec" >"$WORK/other.txt" 2>"$WORK/other.err"
+irc=$?
+ufirst "$WORK/other.txt" | sed -n "s|^$WORK/wlcopy\[+\(0x[0-9a-f]*\)\]\$|\1|p" | sort -u >"$WORK/other.offsets"
+misnamed=$(grep -c '^ => [a-z_]*+0x[0-9a-f]* \[.*wlcopy\]' "$WORK/other.txt")
+[ $irc = 0 ] && [ "$misnamed" = 0 ] && [ -s "$WORK/offsets" ] && cmp -s "$WORK/offsets" "$WORK/other.offsets"
+check $? ustacks.other_build "-i status $irc; $misnamed frames named from the other binary (want 0); first frames' offsets $(tr '\n' ' ' <"$WORK/other.offsets") (want those named before: $(tr '\n' ' ' <"$WORK/offsets")); e.g. $(grep -m1 -A2 '^ <user stack trace>' "$WORK/other.txt" | tr '\n' '|')"
+
+# --- bad usage ---------------------------------------------------------------------
+"$KMEMSNOOP" --user-stacks -d 1 >/dev/null 2>"$WORK/u1.err"
+rc1=$?
+"$KMEMSNOOP" --user-stacks --hist -p 1 -d 1 >/dev/null 2>"$WORK/u2.err"
+rc2=$?
+[ $rc1 = 2 ] && grep -q 'needs -p, -t, -c or --cgroup' "$WORK/u1.err" &&
+	[ $rc2 = 2 ] && grep -q 'goes with the stream' "$WORK/u2.err"
+check $? ustacks.usage "without -p: status $rc1 ($(head -c 150 "$WORK/u1.err")); with --hist: status $rc2 ($(head -c 150 "$WORK/u2.err"))"
+
+finish
