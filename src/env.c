@@ -288,6 +288,12 @@ static bool opt_max_stacks(struct parse *p, const char *arg)
 	       bad(p, "invalid --max-stacks '%s': 1 to 1M", arg);
 }
 
+static bool opt_stack_depth(struct parse *p, const char *arg)
+{
+	return parse_int_range(arg, 1, KMT_USTACK_MAX_DEPTH, &p->env->stack_depth) ||
+	       bad(p, "invalid --stack-depth '%s': 1 to %d frames", arg, KMT_USTACK_MAX_DEPTH);
+}
+
 static bool opt_hist(struct parse *p, const char *arg)
 {
 	if (!arg || !strcmp(arg, "alloc"))
@@ -582,6 +588,12 @@ const struct opt_spec env_options[] = {
 	  "-o keeps the traced processes' maps and build ids in DIR/maps, so that -i names "
 	  "the frames wherever the same objects are.  In --json as \"user_stack\"",
 	  opt_none, FLAG(user_stacks) },
+	{ "stack-depth", LONG_ONLY(33), required_argument, "=N", GROUP_ALLOCINFO,
+	  "with --stacks (streaming) or --user-stacks: show N frames of each stack at most (1 "
+	  "to " NUMBER_TEXT(KMT_USTACK_MAX_DEPTH) ", a kernel stack " NUMBER_TEXT(
+		  KMT_KSTACK_MAX_DEPTH) " at most; default: all).  Fewer frames are read, which "
+	  "costs less (docs/PERFORMANCE.md); -o keeps N in the header, which -i cuts to",
+	  opt_stack_depth, 0 },
 	{ "folded", LONG_ONLY(4), no_argument, "", GROUP_ALLOCINFO,
 	  "with --stacks: print \"outer;...;inner bytes\" lines, as flame graph tools read "
 	  "them, instead", opt_none, FLAG(ai_folded) },

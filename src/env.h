@@ -54,6 +54,7 @@ struct env {
 	bool ai_total;          /* =total: allocated during the session, freed or not */
 	bool ai_stacks;         /* --stacks: keyed by kernel stack; streaming, a stack per event */
 	bool user_stacks;       /* --user-stacks: streaming, each event's user stack */
+	int stack_depth;        /* --stack-depth: the frames shown of each stack; 0: all */
 	bool ai_folded;         /* --folded: folded stack lines */
 	const char *vmlinux;    /* --vmlinux: kernel image with DWARF */
 	const char *pprof;      /* --pprof: the table as a pprof heap profile, NULL = none */
@@ -129,5 +130,11 @@ const char *env_duplicate_key(void);
  * A recording (-i) is always read event by event.
  */
 bool env_stat_in_bpf(const struct env *env);
+
+/* The frames of each streamed event's kernel and user stacks the BPF side
+ * keeps (0: none): --stack-depth's, and room for the tracing machinery's
+ * frames a kernel stack starts with, which readers leave out. */
+unsigned int env_kstack_frames(const struct env *env);
+unsigned int env_ustack_frames(const struct env *env);
 
 #endif

@@ -51,6 +51,16 @@ static bool check_stream_stacks(struct parse *p)
 	return true;
 }
 
+/* --stack-depth cuts the stream's stacks. */
+static bool check_stack_depth(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (!env->stack_depth || ((env->ai_stacks && !env->allocinfo) || env->user_stacks))
+		return true;
+	return bad(p, "--stack-depth needs --stacks (without --allocinfo) or --user-stacks");
+}
+
 /* --user-stacks: a user stack in every event's record of the traced
  * processes, whose maps user space reads while they live. */
 static bool check_user_stacks(struct parse *p)
@@ -140,6 +150,29 @@ static bool check_flight_options(struct parse *p)
 	return true;
 }
 
+/* The tracing machinery's frames a kernel stack starts with: one on x86
+ * (bpf_trace_run2), more on arm64 (the program's, __traceiter_*). */
+#define KSTACK_MACHINERY_FRAMES 6
+
+unsigned int env_kstack_frames(const struct env *env)
+{
+	unsigned int n = KMT_KSTACK_MAX_DEPTH;
+
+	if (!env->ai_stacks || env->allocinfo)
+		return 0;
+	if (env->stack_depth && env->stack_depth + KSTACK_MACHINERY_FRAMES < KMT_KSTACK_MAX_DEPTH)
+		n = env->stack_depth + KSTACK_MACHINERY_FRAMES;
+	return n;
+}
+
+unsigned int env_ustack_frames(const struct env *env)
+{
+	if (!env->user_stacks)
+		return 0;
+	return env->stack_depth && env->stack_depth < KMT_USTACK_MAX_DEPTH ? env->stack_depth :
+									      KMT_USTACK_MAX_DEPTH;
+}
+
 bool env_stat_in_bpf(const struct env *env)
 {
 	return env->stat && !env->input_dir && !env->stat_stream && !env->stat_opts.alloc &&
@@ -163,6 +196,6 @@ bool env_check_combination(struct parse *p)
 	if (env->input_dir && env->nice_given)
 		return bad(p, "--nice is for tracing, not for -i");
 	return check_flight_options(p) && check_listen_options(p) && check_stream_stacks(p) &&
-	       check_user_stacks(p) && check_allocinfo_options(p) &&
+	       check_user_stacks(p) && check_stack_depth(p) && check_allocinfo_options(p) &&
 	       check_hist_options(p) && check_stat_options(p);
 }

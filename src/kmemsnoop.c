@@ -2,6 +2,7 @@
 /* kmemsnoop: trace kernel memory allocations with BPF. */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,10 +172,24 @@ static struct usyms *recording_usyms(const char *dir, char *err, size_t err_size
 	return u;
 }
 
+/* -i: the frames of each stack to show, as --stack-depth recorded it. */
+static unsigned int recording_stack_depth(const char *dir)
+{
+	struct rec_header h;
+	char ignored[8];
+
+	if (binin_header(dir, &h, ignored, sizeof(ignored)) != 1 ||
+	    !recheader_has(&h, RH_STACK_DEPTH) || h.stack_depth > UINT_MAX)
+		return 0;
+	return h.stack_depth;
+}
+
 static struct sink *recording_sink(const struct env *env, struct ksyms *ksyms,
 				   struct usyms *usyms, const struct gfp_names *gfp, char *err,
 				   size_t err_size)
 {
+	struct addr_names names = { ksyms, usyms, recording_stack_depth(env->input_dir) };
+
 	if (env->stat) {
 		struct sink *sink = stat_sink_new(stdout, env, ksyms, gfp, 0, 0, err, err_size);
 
@@ -183,7 +198,7 @@ static struct sink *recording_sink(const struct env *env, struct ksyms *ksyms,
 		return sink;
 	}
 	snprintf(err, err_size, "out of memory");
-	return (env->json ? json_sink_new : text_sink_new)(stdout, ksyms, usyms, gfp);
+	return (env->json ? json_sink_new : text_sink_new)(stdout, &names, gfp);
 }
 
 /* -i DIR: the recording as text, as it would have printed live (after the

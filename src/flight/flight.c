@@ -185,7 +185,7 @@ static void flight_wants(const struct mode *m, struct bpf_wants *w)
 	w->heartbeats = true;
 	w->oom_victims = true;
 	/* --stacks without --allocinfo: a stack in each event's record. */
-	w->kstack_depth = env->ai_stacks ? KMT_KSTACK_MAX_DEPTH : 0;
+	w->kstack_depth = env_kstack_frames(env);
 	w->kernel_bytes += (unsigned long long)f->blocks *
 			   (sizeof(struct kmt_flight_block) + sizeof(struct kmt_flight_slot)) *
 			   m->session->ncpus;
@@ -333,6 +333,7 @@ static int flight_start(struct mode *m)
 	char when[96] = "";
 
 	recheader_set_linear_map(&f->hdr, s->linear_map);
+	recheader_set_stack_depth(&f->hdr, s->env->stack_depth);
 	recheader_start(&f->hdr);
 	f->oom_link = bpf_program__attach_raw_tracepoint(s->skel->progs.flight_oom_victim,
 							 "mark_victim");

@@ -57,6 +57,7 @@ static const struct rh_field fields[RH_NKEYS] = {
 	[RH_TRIGGER] = { "flight_trigger", RH_STR, STR(trigger) },
 	[RH_TRIGGER_NS] = { "flight_trigger_ns", RH_U64, NUM(trigger_ns) },
 	[RH_WINDOW_NS] = { "flight_window_ns", RH_U64, NUM(window_ns) },
+	[RH_STACK_DEPTH] = { "stack_depth", RH_U64, NUM(stack_depth) },
 };
 
 static void *field_of(struct rec_header *h, enum rh_key k)
@@ -197,6 +198,12 @@ static void collect_command(struct rec_header *h)
 	for (ssize_t off = 0; off < n; off += (ssize_t)strlen(args + off) + 1)
 		put_arg(&b, args + off);
 	mark(h, RH_COMMAND);
+}
+
+void recheader_set_stack_depth(struct rec_header *h, unsigned int depth)
+{
+	if (depth)
+		set_u64(h, RH_STACK_DEPTH, depth);
 }
 
 void recheader_set_linear_map(struct rec_header *h, unsigned long long linear_map)
@@ -608,6 +615,8 @@ int recheader_print(const struct rec_header *h, FILE *out)
 	print_times(h, out);
 	print_trigger(h, out);
 	print_counts(h, out);
+	if (recheader_has(h, RH_STACK_DEPTH))
+		fprintf(out, "# stacks: %llu frames at most (--stack-depth)\n", h->stack_depth);
 	fputs("#\n", out);
 	return ferror(out) ? -1 : 0;
 }

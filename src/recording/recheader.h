@@ -40,6 +40,7 @@ enum rh_key {
 	RH_TRIGGER,       /* a flight recorder's dump: what fired it */
 	RH_TRIGGER_NS,    /* and when, in the records' clock */
 	RH_WINDOW_NS,     /* the past it was asked to keep (--flight=SECONDS) */
+	RH_STACK_DEPTH,   /* --stack-depth: the frames of each stack to show */
 	RH_NKEYS,
 };
 
@@ -51,6 +52,7 @@ struct rec_header {
 	unsigned long long start_ns, stop_ns; /* in the records' clock */
 	unsigned long long written, lost, lost_bytes, missed;
 	unsigned long long trigger_ns, window_ns;
+	unsigned long long stack_depth;
 	char trigger[256]; /* "oom: victim pid 123 (memhog)" */
 	char version[32];
 	char command[4096]; /* the arguments, quoted as a shell would need */
@@ -73,6 +75,9 @@ static inline bool recheader_has(const struct rec_header *h, enum rh_key k)
  * CPUs with rings of ring_size bytes.  What cannot be read is left out.
  */
 void recheader_collect(struct rec_header *h, int ncpus, unsigned long long ring_size);
+
+/* --stack-depth (0: none, left out): readers show as many frames. */
+void recheader_set_stack_depth(struct rec_header *h, unsigned int depth);
 
 /* Where the kernel maps physical memory (0: not known, left out). */
 void recheader_set_linear_map(struct rec_header *h, unsigned long long linear_map);

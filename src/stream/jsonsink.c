@@ -26,6 +26,7 @@ struct json_out {
 	FILE *out;
 	struct ksyms *ksyms;
 	struct usyms *usyms;
+	unsigned int stack_depth; /* addr_names' depth */
 	struct gfp_names *gfp;
 	/* For records not decoded before (and so not named). */
 	struct cachetab *caches;
@@ -179,7 +180,10 @@ static void put_call_site(struct json_out *j, struct jline *l, __u64 call_site)
 static void put_kstack(struct json_out *j, struct jline *l, const struct kmt_event *ev)
 {
 	put_lit(l, ",\"stack\":[");
-	for (__u32 first = text_kstack_start(j->ksyms, ev), i = first; i < ev->kstack_nr; i++) {
+	__u32 first = text_kstack_start(j->ksyms, ev);
+	__u32 end = text_stack_end(first, ev->kstack_nr, j->stack_depth);
+
+	for (__u32 i = first; i < end; i++) {
 		if (i > first)
 			put_char(l, ',');
 		put_kernel_addr(j, l, kmt_kstack_ip(ev, i));
@@ -195,7 +199,7 @@ static void put_ustack(struct json_out *j, struct jline *l, const struct kmt_eve
 	int pid = text_ustack_pid(ev);
 
 	put_lit(l, ",\"user_stack\":[");
-	for (__u32 i = 0; i < ev->ustack_nr; i++) {
+	for (__u32 i = 0; i < text_stack_end(0, ev->ustack_nr, j->stack_depth); i++) {
 		__u64 addr = kmt_ustack_ip(ev, i);
 		struct uframe f = { 0 };
 
@@ -435,7 +439,7 @@ static const struct sink_ops json_ops = {
 	.destroy = json_destroy,
 };
 
-struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
+struct sink *json_sink_new(FILE *out, const struct addr_names *names,
 			   const struct gfp_names *gfp)
 {
 	struct json_out *j = calloc(1, sizeof(*j));
@@ -454,7 +458,8 @@ struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
 	}
 	j->sink.ops = &json_ops;
 	j->out = out;
-	j->ksyms = ksyms;
-	j->usyms = usyms;
+	j->ksyms = names->ksyms;
+	j->usyms = names->usyms;
+	j->stack_depth = names->depth;
 	return &j->sink;
 }

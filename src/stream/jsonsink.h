@@ -9,15 +9,13 @@
 
 #include <stdio.h>
 
+struct addr_names;
 struct gfp_names;
-struct ksyms;
 struct sink;
-struct usyms;
 
-/* The stream's sink: kernel addresses named by ksyms, user frames by
- * usyms (both borrowed; NULL: addresses), GFP flags by gfp (the sink
- * keeps a copy). */
-struct sink *json_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
+/* The stream's sink: addresses named as names says (text.h; its symbol
+ * tables borrowed), GFP flags by gfp (the sink keeps a copy). */
+struct sink *json_sink_new(FILE *out, const struct addr_names *names,
 			   const struct gfp_names *gfp);
 
 #endif

@@ -333,9 +333,11 @@ static struct sink *make_sink(struct stream *st, struct session *s, const struct
 				     held_cap(st, s->ncpus), err, sizeof(err));
 		st->mode.interval = s->env->interval;
 	} else {
+		struct addr_names names = { session_ksyms(s), st->usyms, s->env->stack_depth };
+
 		/* Live lines in time order, as the kernel's trace file has them. */
 		sink = order_sink_new((s->env->json ? json_sink_new : text_sink_new)(
-					      stdout, session_ksyms(s), st->usyms, gfp),
+					      stdout, &names, gfp),
 				      s->ncpus, held_cap(st, s->ncpus));
 		if (sink)
 			setvbuf(stdout, stdout_buffer, _IOFBF, sizeof(stdout_buffer));
@@ -394,8 +396,8 @@ static void stream_wants(const struct mode *m, struct bpf_wants *w)
 	w->heartbeats = true;
 	w->kernel_bytes += ((const struct stream *)m)->ring_size * m->session->ncpus;
 	/* --stacks without --allocinfo: a stack in each event's record. */
-	w->kstack_depth = env->ai_stacks ? KMT_KSTACK_MAX_DEPTH : 0;
-	w->ustack_depth = env->user_stacks ? KMT_USTACK_MAX_DEPTH : 0;
+	w->kstack_depth = env_kstack_frames(env);
+	w->ustack_depth = env_ustack_frames(env);
 	/* Page frame numbers are in the records only. */
 	w->pfns |= (env->events & EV_PAGE) != 0;
 	/* --stat's nodes of slab objects, now or from the recording. */
@@ -581,6 +583,7 @@ static int stream_start(struct mode *m)
 						     NULL };
 
 		recheader_set_linear_map(binout_sink_header(st->sink), m->session->linear_map);
+		recheader_set_stack_depth(binout_sink_header(st->sink), m->session->env->stack_depth);
 
 		/* What the kernel's events carried, now that they are known. */
 		if (binout_sink_describe(st->sink, "tracepoints", tpformat_write, &tracepoints))

@@ -476,7 +476,10 @@ static int print_kstack(struct text_sink *sink, const struct kmt_event *ev)
 {
 	char line[256];
 
-	for (__u32 i = text_kstack_start(sink->ksyms, ev); i < ev->kstack_nr; i++) {
+	__u32 first = text_kstack_start(sink->ksyms, ev);
+	__u32 end = text_stack_end(first, ev->kstack_nr, sink->stack_depth);
+
+	for (__u32 i = first; i < end; i++) {
 		struct line l = { line, line + sizeof(line) - 2 };
 
 		put_mem(&l, " => ", 4);
@@ -524,7 +527,7 @@ static int print_ustack(struct text_sink *sink, const struct kmt_event *ev)
 
 	if (fwrite_unlocked(title, 1, sizeof(title) - 1, sink->out) != sizeof(title) - 1)
 		return errno ? -errno : -EIO;
-	for (__u32 i = 0; i < ev->ustack_nr; i++) {
+	for (__u32 i = 0; i < text_stack_end(0, ev->ustack_nr, sink->stack_depth); i++) {
 		__u64 addr = kmt_ustack_ip(ev, i);
 		struct uframe f = { 0 };
 		int n;
@@ -628,7 +631,7 @@ static const struct sink_ops text_out_ops = {
 	.destroy = text_out_destroy,
 };
 
-struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
+struct sink *text_sink_new(FILE *out, const struct addr_names *names,
 			   const struct gfp_names *gfp)
 {
 	struct text_out *t = calloc(1, sizeof(*t));
@@ -646,6 +649,7 @@ struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
 		return NULL;
 	}
 	t->sink.ops = &text_out_ops;
-	t->text = (struct text_sink){ .out = out, .ksyms = ksyms, .usyms = usyms, .gfp = t->gfp };
+	t->text = (struct text_sink){ .out = out, .ksyms = names->ksyms, .usyms = names->usyms,
+				      .stack_depth = names->depth, .gfp = t->gfp };
 	return &t->sink;
 }

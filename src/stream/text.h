@@ -35,10 +35,18 @@ struct text_gfp_memo {
 	char text[63];
 };
 
+/* How the text and --json name addresses and cut stacks. */
+struct addr_names {
+	struct ksyms *ksyms;  /* kernel addresses; NULL: printed as such */
+	struct usyms *usyms;  /* user frames (--user-stacks); NULL: printed as addresses */
+	unsigned int depth;   /* frames shown of each stack, the machinery's left out; 0: all */
+};
+
 struct text_sink {
 	FILE *out;
 	struct ksyms *ksyms;          /* NULL: call sites print as addresses */
 	struct usyms *usyms;          /* NULL: user frames print as addresses */
+	unsigned int stack_depth;     /* addr_names' depth */
 	const struct gfp_names *gfp;
 	struct text_memo memo[TEXT_MEMO_CPUS]; /* by CPU number, modulo */
 	struct text_gfp_memo gfp_memo[TEXT_GFP_SLOTS]; /* by flags, hashed */
@@ -61,12 +69,18 @@ size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, cha
 			 size_t size);
 
 /*
- * A sink (sink.h) that prints records as text to out, with call sites
- * named by ksyms and user frames by usyms (both borrowed; NULL:
- * addresses) and GFP flags by gfp (the sink keeps a copy).  NULL when out
- * of memory.
+ * A sink (sink.h) that prints records as text to out, with addresses
+ * named as names says (its symbol tables borrowed) and GFP flags by gfp
+ * (the sink keeps a copy).  NULL when out of memory.
  */
-struct sink *text_sink_new(FILE *out, struct ksyms *ksyms, struct usyms *usyms,
+struct sink *text_sink_new(FILE *out, const struct addr_names *names,
 			   const struct gfp_names *gfp);
+
+/* The frames of a stack to show from first, its first past the tracing
+ * machinery's, of nr: depth of them at most. */
+static inline __u32 text_stack_end(__u32 first, __u32 nr, unsigned int depth)
+{
+	return depth && nr - first > depth ? first + depth : nr;
+}
 
 #endif

@@ -208,11 +208,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gfp_names *gfp;
 	struct usyms *usyms;
 	struct ksyms *ksyms;
+	struct addr_names names;
+	unsigned int depth = 0;
 	char err[512];
 
 	if (binin_header(dir, &hdr, err, sizeof(err)) > 0) {
 		check_header_round_trip(&hdr);
 		recheader_print(&hdr, devnull);
+		/* As -i cuts stacks: any depth, 0 (none) to past the deepest. */
+		if (recheader_has(&hdr, RH_STACK_DEPTH))
+			depth = hdr.stack_depth % 64;
 	}
 	snprintf(path, sizeof(path), "%s/kallsyms", dir);
 	ksyms = ksyms_load(path);
@@ -220,8 +225,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	usyms = recording_usyms();
 	if (!gfp || !usyms)
 		abort();
-	replay(text_sink_new(devnull, ksyms, usyms, gfp));
-	replay(json_sink_new(devnull, ksyms, usyms, gfp));
+	names = (struct addr_names){ ksyms, usyms, depth };
+	replay(text_sink_new(devnull, &names, gfp));
+	replay(json_sink_new(devnull, &names, gfp));
 	replay(stat_sink_new(devnull, &stat_env, ksyms, gfp, 0, 0, err, sizeof(err)));
 	usyms_free(usyms);
 	gfp_names_free(gfp);

@@ -25,6 +25,12 @@
 #                      one (another build id): no frame is named from it,
 #                      each prints as the object and its offset, which is
 #                      the offset --json gave live
+#   ustacks.depth      -o with --stacks --user-stacks --stack-depth 2: the
+#                      header says 2, and -i shows each struct file
+#                      allocation with two kernel frames, alloc_empty_file
+#                      (__alloc_file) the second (the tracing machinery's
+#                      are left out before the cut), and the user frames
+#                      ustack_inner;ustack_outer
 #   ustacks.usage      --user-stacks without a process to follow, or with
 #                      a mode that is not the stream: exit status 2 and why
 #
@@ -32,7 +38,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(ustacks.json ustacks.ftrace ustacks.text ustacks.recording ustacks.other_build
-	ustacks.usage)
+	ustacks.depth ustacks.usage)
 N=20
 # A struct file's allocation: alloc_empty_file's (__alloc_file's before
 # 5.13), the filp cache's (which kernels before 6.1 do not name).
@@ -107,15 +113,19 @@ ftrace_chains() {
 
 # --- --json, against the kernel's own trace ----------------------------------------
 start_traced wj kj --user-stacks --json -e cache -- ustack-open "$N"
+# oracle: 1 the kernel's trace runs, 0 it does not (no_oracle says why),
+# 2 it failed (reported).
 oracle=0
-ustack_option=
+no_oracle=
 if tracefs_setup && oracle_start orc "$PID"; then
-	ustack_option=${ORACLE_DIR[orc]}/options/userstacktrace
-	if [ -e "$ustack_option" ] && echo 1 >"$ustack_option"; then
+	if echo 1 >"${ORACLE_DIR[orc]}/options/userstacktrace" 2>/dev/null; then
 		oracle=1
 	else
+		no_oracle="tracefs has no userstacktrace option: this kernel has no ftrace user stacks (CONFIG_USER_STACKTRACE_SUPPORT)"
 		oracle_remove orc
 	fi
+else
+	no_oracle="no tracefs instance: ${ORACLE_ERR:-tracefs is not available}"
 fi
 wl_run wj || fail ustacks.workload "the workload failed (status ${WL_RC[wj]})" "$WORK/wj.werr"
 ks_stop kj
@@ -133,10 +143,19 @@ good=$(grep -c '^ustack_inner;ustack_outer;main' "$WORK/j.funcs")
 [ $rc = 0 ] && [ "$good" = "$N" ] && [ "$(wc -l <"$WORK/j.funcs")" = "$N" ]
 check $? ustacks.json "status $rc; $(wc -l <"$WORK/j.funcs") filp allocations, $good of them with user frames ustack_inner;ustack_outer;main first (want $N); e.g. $(head -n 1 "$WORK/j.funcs"), $(grep -m1 '"user_stack"' "$(ks_out kj)" | sed 's/.*"user_stack"/"user_stack"/' | head -c 300)"
 
-if [ $oracle = 0 ]; then
-	skip ustacks.ftrace "no tracefs instance with the userstacktrace option: ${ORACLE_ERR:-this kernel has no ftrace user stacks (CONFIG_USER_STACKTRACE_SUPPORT)}"
-elif ! oracle_stop orc; then
+# The kernel's trace, when there is one: its kmem_cache_alloc events' chains.
+if [ $oracle = 1 ] && ! oracle_stop orc; then
+	oracle=2
 	fail ustacks.ftrace "the kernel's trace: $ORACLE_ERR"
+elif [ $oracle = 1 ]; then
+	ftrace_chains "$(oracle_file orc)" >"$WORK/orc.chains"
+fi
+if [ $oracle = 0 ]; then
+	skip ustacks.ftrace "$no_oracle"
+elif [ $oracle = 2 ]; then
+	: # reported above
+elif ! grep -q . "$WORK/orc.chains"; then
+	skip ustacks.ftrace "this kernel's ftrace recorded no user frame: it has no user stack walk for ftrace (as arm64's 5.10 and 6.1)"
 else
 	# An exiting task's last events (its parent's SIGCHLD) come after it
 	# let its memory go: BPF gets no user stack then, ftrace still the
@@ -144,7 +163,6 @@ else
 	json_chains "$(ks_out kj)" >"$WORK/k.all"
 	grep . "$WORK/k.all" >"$WORK/k.chains"
 	gone=$(grep -c '^$' "$WORK/k.all")
-	ftrace_chains "$(oracle_file orc)" >"$WORK/orc.chains"
 	ms_minus "$WORK/orc.chains" "$WORK/k.chains" >"$WORK/orc.only"
 	[ "$(grep -c . "$WORK/orc.chains")" -ge "$N" ] &&
 		[ -z "$(ms_minus "$WORK/k.chains" "$WORK/orc.chains")" ] &&
@@ -191,6 +209,27 @@ ufirst "$WORK/other.txt" | sed -n "s|^$WORK/wlcopy\[+\(0x[0-9a-f]*\)\]\$|\1|p" |
 misnamed=$(grep -c '^ => [a-z_]*+0x[0-9a-f]* \[.*wlcopy\]' "$WORK/other.txt")
 [ $irc = 0 ] && [ "$misnamed" = 0 ] && [ -s "$WORK/offsets" ] && cmp -s "$WORK/offsets" "$WORK/other.offsets"
 check $? ustacks.other_build "-i status $irc; $misnamed frames named from the other binary (want 0); first frames' offsets $(tr '\n' ' ' <"$WORK/other.offsets") (want those named before: $(tr '\n' ' ' <"$WORK/offsets")); e.g. $(grep -m1 -A2 '^ <user stack trace>' "$WORK/other.txt" | tr '\n' '|')"
+
+# --- --stack-depth ---------------------------------------------------------------
+start_traced wd kd --stacks --user-stacks --stack-depth 2 -e cache -o "$WORK/rec2" -- ustack-open "$N"
+wl_run wd
+ks_stop kd
+rc=$?
+"$KMEMSNOOP" -i "$WORK/rec2" >"$WORK/rec2.txt" 2>"$WORK/rec2.err"
+irc=$?
+# Per struct file allocation: "KERNEL_FRAMES;...|USER_FRAMES;...", functions only.
+awk '
+function flush() { if (filp) print k "|" u; filp = 0 }
+/^#/ { next }
+/^ <user stack trace>/ { user = 1; next }
+/^ => / { f = $2; sub(/\+0x.*/, "", f); if (user) u = u (u == "" ? "" : ";") f; else k = k (k == "" ? "" : ";") f; next }
+{ flush(); user = 0; k = ""; u = ""; filp = / kmem_cache_alloc: / && / call_site=[a-z_]*alloc_(empty_)?file\+/ }
+END { flush() }' "$WORK/rec2.txt" >"$WORK/rec2.chains"
+good=$(grep -cE '^[a-z_0-9.]+;[a-z_]*alloc_(empty_)?file\|ustack_inner;ustack_outer$' "$WORK/rec2.chains")
+[ $rc = 0 ] && [ $irc = 0 ] && grep -q '^stack_depth=2$' "$WORK/rec2/header" &&
+	grep -q '^# stacks: 2 frames at most' "$WORK/rec2.txt" && [ "$good" = "$N" ] &&
+	[ "$(wc -l <"$WORK/rec2.chains")" = "$N" ]
+check $? ustacks.depth "-o: status $rc, header stack_depth '$(sed -n 's/^stack_depth=//p' "$WORK/rec2/header")' (want 2); -i: status $irc, $(wc -l <"$WORK/rec2.chains") struct file allocations, $good of them 'X;alloc_empty_file|ustack_inner;ustack_outer' (want $N); e.g. $(head -n 2 "$WORK/rec2.chains" | tr '\n' ' ')"
 
 # --- bad usage ---------------------------------------------------------------------
 "$KMEMSNOOP" --user-stacks -d 1 >/dev/null 2>"$WORK/u1.err"
