@@ -576,7 +576,10 @@ const struct opt_spec env_options[] = {
 	  "by its frames, innermost first.  Without --allocinfo (text, --json, -o, --flight): "
 	  "every event carries its kernel stack, printed after its line as ftrace's stacktrace option "
 	  "prints it (\" => function+offset/size\"; " NUMBER_TEXT(KMT_KSTACK_MAX_DEPTH) " frames "
-	  "at most, the tracing machinery's among them, left out), in --json as \"stack\"",
+	  "at most, the tracing machinery's among them, left out), in --json as \"stack\".  "
+	  "With --stat (live, or -i of a recording made with --stacks): a table of the slab "
+	  "allocations per stack (bytes, hits, still alive at the end), user frames too with "
+	  "--user-stacks",
 	  opt_none, FLAG(ai_stacks) },
 	{ "user-stacks", LONG_ONLY(32), no_argument, "", GROUP_ALLOCINFO,
 	  "with -p, -t, -c or --cgroup, streaming (text, --json, -o): every event also carries "
@@ -595,8 +598,9 @@ const struct opt_spec env_options[] = {
 	  "costs less (docs/PERFORMANCE.md); -o keeps N in the header, which -i cuts to",
 	  opt_stack_depth, 0 },
 	{ "folded", LONG_ONLY(4), no_argument, "", GROUP_ALLOCINFO,
-	  "with --stacks: print \"outer;...;inner bytes\" lines, as flame graph tools read "
-	  "them, instead", opt_none, FLAG(ai_folded) },
+	  "with --stacks (--allocinfo, or --stat: bytes allocated, user frames outermost): "
+	  "print \"outer;...;inner bytes\" lines, as flame graph tools read them, instead",
+	  opt_none, FLAG(ai_folded) },
 	{ "vmlinux", LONG_ONLY(5), required_argument, "=PATH", GROUP_ALLOCINFO,
 	  "the running kernel's vmlinux with DWARF, for file:line tags (default: searched in "
 	  "/usr/lib/debug/boot, /usr/lib/debug/lib/modules/RELEASE, /boot, /lib/modules)",
@@ -853,6 +857,9 @@ static void complete(struct parse *p)
 		env->ai_max_ptrs = env->stat ? DEFAULT_STAT_MAX_PTRS : DEFAULT_AI_MAX_PTRS;
 	if (!env->ai_max_stacks)
 		env->ai_max_stacks = env->ai_stacks ? DEFAULT_AI_MAX_STACKS : DEFAULT_AI_PAGE_STACKS;
+	/* --stat's table per stack: the stacks its events carry. */
+	env->stat_opts.stacks = env->stat && (env->ai_stacks || env->user_stacks);
+	env->stat_opts.folded = env->stat && env->ai_folded;
 }
 
 enum env_status env_parse(int argc, char **argv, struct env *env, char *err, size_t err_size)

@@ -16,7 +16,7 @@
 static bool check_allocinfo_options(struct parse *p)
 {
 	const struct env *env = p->env;
-	const char *opt = env->ai_folded ? "--folded" :
+	const char *opt = env->ai_folded && !env->stat ? "--folded" :
 			  env->vmlinux ? "--vmlinux" : env->pprof ? "--pprof" :
 			  p->max_ptrs_set && !env_stat_in_bpf(env) ? "--max-ptrs" :
 			  p->max_stacks_set ? "--max-stacks" : NULL;
@@ -43,11 +43,26 @@ static bool check_stream_stacks(struct parse *p)
 
 	if (env->allocinfo || !env->ai_stacks)
 		return true;
-	if (env->input_dir)
-		return bad(p, "--stacks is for tracing: -i prints the stacks a recording holds");
-	if (env->hist || env->stat || (env->listen && !env->flight))
-		return bad(p, "--stacks goes with the stream (text, --json, -o), --flight or "
+	if (env->input_dir && !env->stat)
+		return bad(p, "--stacks with -i is for --stat's table per stack: -i prints the "
+			      "stacks a recording holds");
+	if (env->hist || (env->listen && !env->flight))
+		return bad(p, "--stacks goes with the stream (text, --json, -o, --stat), --flight or "
 			      "--allocinfo");
+	return true;
+}
+
+/* --stat --stacks --folded: the table per stack as flame graph lines. */
+static bool check_stat_folded(struct parse *p)
+{
+	const struct env *env = p->env;
+
+	if (!env->stat || !env->ai_folded)
+		return true;
+	if (!env->ai_stacks && !env->user_stacks)
+		return bad(p, "--folded needs --stacks");
+	if (env->json)
+		return bad(p, "--folded prints lines for flame graph tools, not --json");
 	return true;
 }
 
@@ -70,9 +85,10 @@ static bool check_user_stacks(struct parse *p)
 	if (!env->user_stacks)
 		return true;
 	if (env->input_dir)
-		return bad(p, "--user-stacks is for tracing: -i prints the stacks a recording holds");
-	if (env->allocinfo || env->hist || env->stat || env->listen || env->flight)
-		return bad(p, "--user-stacks goes with the stream (text, --json, -o)");
+		return bad(p, "--user-stacks is for tracing: -i prints the stacks a recording holds "
+			      "(and -i --stat --stacks tabulates them)");
+	if (env->allocinfo || env->hist || env->listen || env->flight)
+		return bad(p, "--user-stacks goes with the stream (text, --json, -o, --stat)");
 	if (!env->pid && !env->tid && !env->comm[0] && !env->cgroup)
 		return bad(p, "--user-stacks needs -p, -t, -c or --cgroup: the processes whose "
 			      "stacks to read");
@@ -176,7 +192,8 @@ unsigned int env_ustack_frames(const struct env *env)
 bool env_stat_in_bpf(const struct env *env)
 {
 	return env->stat && !env->input_dir && !env->stat_stream && !env->stat_opts.alloc &&
-	       !env->stat_opts.page && !(env->events & EV_PAGE);
+	       !env->stat_opts.page && !(env->events & EV_PAGE) && !env->ai_stacks &&
+	       !env->user_stacks;
 }
 
 bool env_check_combination(struct parse *p)
@@ -196,6 +213,7 @@ bool env_check_combination(struct parse *p)
 	if (env->input_dir && env->nice_given)
 		return bad(p, "--nice is for tracing, not for -i");
 	return check_flight_options(p) && check_listen_options(p) && check_stream_stacks(p) &&
-	       check_user_stacks(p) && check_stack_depth(p) && check_allocinfo_options(p) &&
+	       check_user_stacks(p) && check_stack_depth(p) && check_stat_folded(p) &&
+	       check_allocinfo_options(p) &&
 	       check_hist_options(p) && check_stat_options(p);
 }

@@ -191,7 +191,7 @@ static struct sink *recording_sink(const struct env *env, struct ksyms *ksyms,
 	struct addr_names names = { ksyms, usyms, recording_stack_depth(env->input_dir) };
 
 	if (env->stat) {
-		struct sink *sink = stat_sink_new(stdout, env, ksyms, gfp, 0, 0, err, err_size);
+		struct sink *sink = stat_sink_new(stdout, env, &names, gfp, 0, 0, err, err_size);
 
 		if (sink)
 			recording_linear_map(env, sink);

@@ -426,3 +426,22 @@ int alloctag_chain(struct alloctag *t, unsigned long long addr, bool site,
 	memmove(frames, frames + first, (size_t)(n - first) * sizeof(*frames));
 	return n - first;
 }
+
+unsigned int alloctag_stack_start(const struct ksyms *ks, const void *ips, unsigned int nr)
+{
+	unsigned int i = 0;
+
+	if (!ks)
+		return 0;
+	/* bpf_jit_kallsyms off (arm64's default) lists no BPF program. */
+	for (; i < nr; i++) {
+		unsigned long long ip;
+		const struct ksym *sym;
+
+		memcpy(&ip, (const char *)ips + (size_t)i * sizeof(ip), sizeof(ip));
+		sym = ksyms_find(ks, ip);
+		if (sym && !alloctag_is_glue(sym->name) && !(sym->module && !strcmp(sym->module, "bpf")))
+			break;
+	}
+	return i;
+}

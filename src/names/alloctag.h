@@ -83,6 +83,17 @@ bool alloctag_is_allocator(const char *func);
 /* BPF and tracepoint machinery at the top of a stack taken in BPF. */
 bool alloctag_is_glue(const char *func);
 
+struct ksyms;
+
+/*
+ * The first of the nr return addresses at ips (u64 each, unaligned: as a
+ * recording's stack feature holds them) to show: past the tracing
+ * machinery's that a stack taken in a BPF program starts with, named by
+ * ks (glue, BPF programs, and addresses no symbol covers: a BPF program's
+ * where the kernel lists none).  0 without ks.
+ */
+unsigned int alloctag_stack_start(const struct ksyms *ks, const void *ips, unsigned int nr);
+
 /*
  * Of an inline chain (innermost first), the frame where the allocation
  * was called: the first one outside an inlined allocator wrapper, as the

@@ -35,6 +35,7 @@ struct kstat *kstat_new(const struct kstat_topology *topo)
 	ks->caches.size = sizeof(struct cache);
 	ks->ptrs.size = sizeof(struct ptrstat);
 	ks->procs.size = sizeof(struct proc);
+	ks->stacks.size = sizeof(struct stackstat);
 	ks->live_pages.size = ks->page_allocs.size = ks->page_callers.size =
 		sizeof(struct pagestat);
 	ks->page_size = DEFAULT_PAGE_SIZE;
@@ -65,6 +66,8 @@ void kstat_free(struct kstat *ks)
 	kstat_table_free(&ks->caches);
 	kstat_table_free(&ks->ptrs);
 	kstat_table_free(&ks->procs);
+	kstat_free_stacks(&ks->stacks);
+	kstat_table_free(&ks->stacks);
 	kstat_table_free(&ks->live_pages);
 	kstat_table_free(&ks->page_allocs);
 	kstat_table_free(&ks->page_callers);
@@ -157,6 +160,7 @@ void kstat_clear(struct kstat *ks)
 	kstat_table_clear(&keep.caches);
 	kstat_table_clear(&keep.ptrs);
 	kstat_table_clear(&keep.procs);
+	kstat_free_stacks(&keep.stacks);
 	kstat_table_clear(&keep.live_pages);
 	kstat_table_clear(&keep.page_allocs);
 	kstat_table_clear(&keep.page_callers);
@@ -165,6 +169,7 @@ void kstat_clear(struct kstat *ks)
 	ks->caches = keep.caches;
 	ks->ptrs = keep.ptrs;
 	ks->procs = keep.procs;
+	ks->stacks = keep.stacks;
 	ks->live_pages = keep.live_pages;
 	ks->page_allocs = keep.page_allocs;
 	ks->page_callers = keep.page_callers;

@@ -59,6 +59,8 @@ int kstat_sort_parse(const char *list, bool page, struct kstat_sort *out, char *
 struct kstat_opts {
 	bool slab, page;     /* the sections to print */
 	bool caller, alloc;  /* --caller, --alloc: the tables to print */
+	bool stacks;         /* --stacks: the table per stack */
+	bool folded;         /* --folded: only that table, as flame graph tools read it */
 	int caller_lines;    /* -l for the caller table, -1: all */
 	int alloc_lines;
 	/* Four lists, as perf keeps: -s sorts the slab or the page tables,
@@ -73,11 +75,19 @@ typedef void (*kstat_name_fn)(void *ctx, uint64_t addr, bool with_offset, char *
 			      size_t size);
 /* Names GFP flags the kernel's way ("GFP_KERNEL|__GFP_ZERO"). */
 typedef void (*kstat_gfp_fn)(void *ctx, unsigned int flags, char *buf, size_t size);
+/* A kernel stack's first frame to show: past the tracing machinery's. */
+typedef unsigned int (*kstat_kstack_start_fn)(void *ctx, const uint64_t *ips, unsigned int n);
+/* A user frame of process pid: "function+0xoff [object]", "object[+0xoff]" ...;
+ * with_object false: the function alone (a folded line's). */
+typedef void (*kstat_uframe_fn)(void *ctx, int pid, uint64_t addr, bool with_object, char *buf,
+				size_t size);
 
 struct kstat_names {
 	kstat_name_fn callsite;
 	kstat_gfp_fn gfp;
 	void *ctx;
+	kstat_kstack_start_fn kstack_start; /* NULL: every frame shown */
+	kstat_uframe_fn uframe;             /* NULL: user frames as addresses */
 };
 
 /*

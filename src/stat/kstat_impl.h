@@ -79,6 +79,14 @@ struct ptrstat { /* a slab pointer */
 	int alloc_cpu; /* -1 once freed */
 	bool live, timed;
 	size_t site, cache; /* indexes of the live allocation's site and cache */
+	size_t stack;       /* index + 1 of its stack's entry; 0: no stack */
+};
+
+struct stackstat { /* the slab allocations of one stack (--stacks) */
+	struct kkey key; /* a, b: two hashes of the frames; c, d: kernel and user frames */
+	uint64_t hit, bytes_alloc, alive, alive_bytes;
+	int pid;         /* a process whose addresses the user frames are */
+	uint64_t *ips;   /* key.c kernel then key.d user addresses, innermost first */
 };
 
 struct pagestat { /* a row of the page tables, or a live page */
@@ -98,7 +106,7 @@ struct proc {
 };
 
 struct kstat {
-	struct table sites, caches, ptrs, procs;
+	struct table sites, caches, ptrs, procs, stacks;
 	struct table live_pages, page_allocs, page_callers;
 	int *node_of_cpu;
 	int ncpus;
@@ -170,6 +178,19 @@ void kstat_print_lifetimes(const struct kstat *ks, const struct kstat_opts *o,
 			   const struct kstat_names *names, FILE *out);
 void kstat_json_life_rows(const struct kstat *ks, bool sites, int lines,
 			  const struct kstat_names *names, FILE *out);
+
+/* --- kstat_stack.c --------------------------------------------------------- */
+
+/* The stack of a new live allocation at p, counted; 0 or -1 (out of memory). */
+int kstat_add_stack(struct kstat *ks, const struct kmt_event *ev, struct ptrstat *p);
+/* p's object is no longer alive. */
+void kstat_forget_stack(struct kstat *ks, const struct ptrstat *p);
+/* Each entry's frames freed, the table emptied. */
+void kstat_free_stacks(struct table *t);
+void kstat_print_stacks(const struct kstat *ks, const struct kstat_opts *o,
+			const struct kstat_names *names, FILE *out);
+void kstat_json_stacks(const struct kstat *ks, const struct kstat_opts *o,
+		       const struct kstat_names *names, FILE *out);
 
 /* --- kstat_proc.c ---------------------------------------------------------- */
 

@@ -35,6 +35,7 @@ void kstat_forget_live(struct kstat *ks, struct ptrstat *p)
 	c->alive_bytes -= p->last_alloc;
 	ks->alive--;
 	ks->alive_bytes -= p->last_alloc;
+	kstat_forget_stack(ks, p);
 	p->live = false;
 }
 

@@ -59,6 +59,10 @@ static void print_extra_summary(const struct kstat *ks, FILE *out)
 void kstat_print(struct kstat *ks, const struct kstat_opts *o, const struct kstat_names *names,
 		 FILE *out)
 {
+	if (o->folded) {
+		kstat_print_stacks(ks, o, names, out);
+		return;
+	}
 	if (o->slab) {
 		if (o->caller)
 			kstat_print_slab_table(ks, true, o->caller_lines, &o->caller_sort, names, out);
@@ -81,6 +85,7 @@ void kstat_print(struct kstat *ks, const struct kstat_opts *o, const struct ksta
 	}
 	if (o->slab)
 		kstat_print_lifetimes(ks, o, names, out);
+	kstat_print_stacks(ks, o, names, out);
 	kstat_print_procs(ks, o, out);
 	print_extra_summary(ks, out);
 }
@@ -115,7 +120,9 @@ void kstat_print_json(struct kstat *ks, const struct kstat_opts *o,
 		kstat_json_life_rows(ks, true, o->caller_lines, names, out);
 		fputc(',', out);
 		kstat_json_life_rows(ks, false, o->caller_lines, names, out);
-		fputs("}}", out);
+		fputc('}', out);
+		kstat_json_stacks(ks, o, names, out);
+		fputc('}', out);
 	}
 	if (o->page) {
 		fprintf(out, ",\"page\":{\"allocs\":%llu,\"frees\":%llu,\"fails\":%llu,"

@@ -113,6 +113,8 @@ int kstat_add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 	p->alloc_ts = ev->timestamp;
 	p->site = (size_t)((char *)s - ks->sites.items) / ks->sites.size;
 	p->cache = (size_t)((char *)c - ks->caches.items) / ks->caches.size;
+	if (kstat_add_stack(ks, ev, p))
+		return -1;
 
 	s->hit++;
 	s->bytes_req += ev->bytes_req;

@@ -18,6 +18,7 @@
 #include "kstat.h"
 #include "statsink.h"
 #include "bpf/kmemsnoop.h"
+#include "names/addrnames.h"
 #include "names/gfp.h"
 #include "recording/sink.h"
 #include "env.h"
@@ -60,7 +61,8 @@ static struct mode *statbpf_create(struct session *s)
 		gfp_names_free(gfp);
 		return NULL;
 	}
-	sb->sink = stat_sink_new(stdout, s->env, session_ksyms(s), gfp, 0, 0, err, sizeof(err));
+	sb->sink = stat_sink_new(stdout, s->env, &(struct addr_names){ session_ksyms(s), NULL, 0 },
+				 gfp, 0, 0, err, sizeof(err));
 	gfp_names_free(gfp); /* the sink keeps a copy */
 	if (!sb->sink) {
 		session_fail(s, "%s", err);

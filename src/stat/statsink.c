@@ -15,7 +15,10 @@
 #include "kstat.h"
 #include "bpf/kmemtrace.h"
 #include "names/gfp.h"
+#include "names/addrnames.h"
+#include "names/alloctag.h"
 #include "names/ksyms.h"
+#include "names/usyms.h"
 #include "recording/cachetab.h"
 #include "recording/record.h"
 #include "recording/reorder.h"
@@ -30,6 +33,7 @@ struct stat_sink {
 	struct kstat *ks;
 	struct kstat_opts opts;
 	struct ksyms *ksyms;
+	struct usyms *usyms;
 	struct gfp_names *gfp;
 	struct reorder *held; /* NULL: records are taken as they come */
 	struct cachetab *caches;
@@ -147,6 +151,34 @@ static void name_callsite(void *ctx, uint64_t addr, bool with_offset, char *buf,
 		snprintf(buf, size, "%s", sym->name);
 }
 
+static unsigned int kstack_start(void *ctx, const uint64_t *ips, unsigned int n)
+{
+	return alloctag_stack_start(((struct stat_sink *)ctx)->ksyms, ips, n);
+}
+
+/* As the text names a user frame, or with_object false the function (or
+ * the object) alone. */
+static void name_uframe(void *ctx, int pid, uint64_t addr, bool with_object, char *buf,
+			size_t size)
+{
+	struct stat_sink *ss = ctx;
+	struct uframe f = { 0 };
+
+	if (ss->usyms)
+		usyms_name(ss->usyms, pid, addr, &f);
+	if (!f.object)
+		snprintf(buf, size, "<%016llx>", (unsigned long long)addr);
+	else if (!f.func)
+		snprintf(buf, size, "%s[+0x%llx]", f.object, f.offset);
+	else if (!with_object)
+		snprintf(buf, size, "%s", f.func);
+	else if (f.file)
+		snprintf(buf, size, "%s+0x%llx [%s] (%s:%u)", f.func, f.func_offset, f.object, f.file,
+			 f.line);
+	else
+		snprintf(buf, size, "%s+0x%llx [%s]", f.func, f.func_offset, f.object);
+}
+
 static void name_gfp(void *ctx, unsigned int flags, char *buf, size_t size)
 {
 	struct stat_sink *ss = ctx;
@@ -157,7 +189,7 @@ static void name_gfp(void *ctx, unsigned int flags, char *buf, size_t size)
 static int stat_report(struct sink *sk, const struct sink_losses *lost)
 {
 	struct stat_sink *ss = stat_of(sk);
-	struct kstat_names names = { name_callsite, name_gfp, ss };
+	struct kstat_names names = { name_callsite, name_gfp, ss, kstack_start, name_uframe };
 
 	kstat_set_lost(ss->ks, lost->events);
 	if (ss->json) {
@@ -323,7 +355,7 @@ static void read_topology(struct topo_read *t, struct kstat_topology *topo)
 	}
 }
 
-struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms,
+struct sink *stat_sink_new(FILE *out, const struct env *env, const struct addr_names *names,
 			   const struct gfp_names *gfp, int rings, size_t held_cap, char *err,
 			   size_t err_size)
 {
@@ -355,6 +387,7 @@ struct sink *stat_sink_new(FILE *out, const struct env *env, struct ksyms *ksyms
 	ss->out = out;
 	ss->opts = env->stat_opts;
 	ss->json = env->json;
-	ss->ksyms = ksyms;
+	ss->ksyms = names->ksyms;
+	ss->usyms = names->usyms;
 	return &ss->sink;
 }

@@ -24,6 +24,7 @@
 #include "text.h"
 #include "bpf/kmemsnoop.h"
 #include "kernel/budget.h"
+#include "names/addrnames.h"
 #include "names/gfp.h"
 #include "names/usyms.h"
 #include "recording/binout.h"
@@ -329,7 +330,9 @@ static struct sink *make_sink(struct stream *st, struct session *s, const struct
 		recheader_collect(&hdr, s->ncpus, st->ring_size);
 		sink = binout_sink_new(s->env->output_dir, s->ncpus, &hdr, gfp, err, sizeof(err));
 	} else if (s->env->stat) {
-		sink = stat_sink_new(stdout, s->env, session_ksyms(s), gfp, s->ncpus,
+		sink = stat_sink_new(stdout, s->env,
+				     &(struct addr_names){ session_ksyms(s), st->usyms, s->env->stack_depth },
+				     gfp, s->ncpus,
 				     held_cap(st, s->ncpus), err, sizeof(err));
 		st->mode.interval = s->env->interval;
 	} else {

@@ -453,21 +453,7 @@ size_t text_format_event(struct text_sink *sink, const struct kmt_event *ev, cha
 
 __u32 text_kstack_start(const struct ksyms *ks, const struct kmt_event *ev)
 {
-	__u32 i = 0;
-
-	if (!ks)
-		return 0;
-	/* A frame without a symbol there is a BPF program's where the kernel
-	 * lists none (bpf_jit_kallsyms off: arm64's default). */
-	while (i < ev->kstack_nr) {
-		const struct ksym *sym = ksyms_find(ks, kmt_kstack_ip(ev, i));
-
-		if (sym && !alloctag_is_glue(sym->name) &&
-		    !(sym->module && !strcmp(sym->module, "bpf")))
-			break;
-		i++;
-	}
-	return i;
+	return alloctag_stack_start(ks, ev->kstack, ev->kstack_nr);
 }
 
 /* The event's kernel stack (--stacks) as ftrace's stacktrace option

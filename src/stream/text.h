@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "names/addrnames.h"
+
 struct kmt_event;
 struct ksyms;
 struct usyms;
@@ -33,13 +35,6 @@ struct text_gfp_memo {
 	unsigned int flags;
 	unsigned char len; /* 0: nothing kept */
 	char text[63];
-};
-
-/* How the text and --json name addresses and cut stacks. */
-struct addr_names {
-	struct ksyms *ksyms;  /* kernel addresses; NULL: printed as such */
-	struct usyms *usyms;  /* user frames (--user-stacks); NULL: printed as addresses */
-	unsigned int depth;   /* frames shown of each stack, the machinery's left out; 0: all */
 };
 
 struct text_sink {

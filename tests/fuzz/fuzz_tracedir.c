@@ -228,7 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	names = (struct addr_names){ ksyms, usyms, depth };
 	replay(text_sink_new(devnull, &names, gfp));
 	replay(json_sink_new(devnull, &names, gfp));
-	replay(stat_sink_new(devnull, &stat_env, ksyms, gfp, 0, 0, err, sizeof(err)));
+	replay(stat_sink_new(devnull, &stat_env, &names, gfp, 0, 0, err, sizeof(err)));
 	usyms_free(usyms);
 	gfp_names_free(gfp);
 	ksyms_free(ksyms);

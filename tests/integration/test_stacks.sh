@@ -26,13 +26,22 @@
 #                     -i prints the same event lines, without frames
 #   stacks.flight     --flight --stacks: a SIGUSR1 dump's getname events
 #                     have their frames
+#   stacks.stat       --stat --stacks -e kmalloc of a workload holding M
+#                     SysV messages: the table per stack has a row whose
+#                     frames hold load_msg, with M hits, all M still alive
+#                     at the end
+#   stacks.stat_recording  the same from a recording (-o --stacks, then -i
+#                     --stat --stacks), and --folded's line of that stack
+#                     ends in the allocator below load_msg and counts the
+#                     row's bytes
 #
 # vmtest: every VM: how each kernel unwinds from each program type.
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(stacks.text stacks.ftrace stacks.recording stacks.json
-	stacks.unknown_feature stacks.flight)
+	stacks.unknown_feature stacks.flight stacks.stat stacks.stat_recording)
 N=20
+M=12
 
 require_root
 require_kmemsnoop
@@ -211,6 +220,57 @@ else
 	why=$(getname_check "$WORK/fl.tab")
 	[ $rc = 0 ] && [ -z "$why" ]
 	check $? stacks.flight "status $rc; the dump: $why"
+fi
+
+# --- --stat's table per stack --------------------------------------------------------
+# stack_row FILE FUNCTION: "BYTES HIT ALIVE_BYTES ALIVE" of the first row of
+# --stat's table per stack whose frames name FUNCTION.
+stack_row() {
+	awk -v fn="$2" '
+	/^SLAB ALLOCATIONS PER STACK/ { on = 1; next }
+	!on { next }
+	/^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$/ { row = $1 " " $2 " " $3 " " $4; next }
+	/^ +=> / { f = $2; sub(/\+.*/, "", f); if (f == fn && row != "") { print row; exit } next }
+	/^$/ { on = 0 }' "$1"
+}
+
+# row_check ROW: "" when ROW (stack_row's) has M hits, M alive; else why.
+row_check() {
+	set -- $1
+	[ "$2" = "$M" ] && [ "$4" = "$M" ] && [ "$1" -gt 0 ] && [ "$3" = "$1" ] && return 0
+	echo "the load_msg row: '$*' (want $M hits, $M alive, all its bytes)"
+}
+
+if ! msg_hold s 100 "$M" --stat --stacks -e kmalloc; then
+	fail stacks.stat "$WHY"
+else
+	ks_stop ks
+	rc=$?
+	wl_kill ws
+	row=$(stack_row "$(ks_out ks)" load_msg)
+	why=$(row_check "$row")
+	[ $rc = 0 ] && [ -z "$why" ]
+	check $? stacks.stat "status $rc; $why; $(sed -n '/^SLAB ALLOCATIONS PER STACK/,/^$/p' "$(ks_out ks)" | head -n 12 | tr '\n' '|')"
+fi
+
+if ! msg_hold r 100 "$M" --stacks -e kmalloc -o "$WORK/mrec"; then
+	fail stacks.stat_recording "$WHY"
+else
+	ks_stop kr
+	rc=$?
+	wl_kill wr
+	"$KMEMSNOOP" -i "$WORK/mrec" --stat --stacks >"$WORK/mrec.stat" 2>"$WORK/mrec.err"
+	irc=$?
+	"$KMEMSNOOP" -i "$WORK/mrec" --stat --stacks --folded >"$WORK/mrec.folded" 2>>"$WORK/mrec.err"
+	frc=$?
+	row=$(stack_row "$WORK/mrec.stat" load_msg)
+	why=$(row_check "$row")
+	# "...;load_msg;__kmalloc...;... BYTES": the allocation's path ends
+	# below load_msg, in the allocator.
+	folded=$(grep -E ';load_msg;[^ ]*(kmalloc|alloc)[^ ;]* [0-9]+$' "$WORK/mrec.folded" | head -n 1)
+	[ $rc = 0 ] && [ $irc = 0 ] && [ $frc = 0 ] && [ -z "$why" ] &&
+		[ "${folded##* }" = "${row%% *}" ]
+	check $? stacks.stat_recording "-o status $rc, -i --stat status $irc, --folded status $frc; $why; folded line '$folded' (want the row's $(echo "$row" | cut -d' ' -f1) bytes) $(head -c 200 "$WORK/mrec.err")"
 fi
 
 finish

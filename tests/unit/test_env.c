@@ -203,9 +203,22 @@ static const struct {
 	{ "--allocinfo -b 1M", "-b sizes the stream's ring buffers: --allocinfo has none" },
 	{ "--allocinfo --folded", "--folded needs --stacks" },
 	{ "--allocinfo=total --max-ptrs 10", "--max-ptrs: --allocinfo=total tracks no pointers" },
-	{ "--stacks --hist", "--stacks goes with the stream (text, --json, -o), --flight or "
+	{ "--stacks --hist", "--stacks goes with the stream (text, --json, -o, --stat), --flight or "
 			     "--allocinfo" },
-	{ "--stacks -i /d", "--stacks is for tracing: -i prints the stacks a recording holds" },
+	{ "--stacks -i /d", "--stacks with -i is for --stat's table per stack: -i prints the "
+			    "stacks a recording holds" },
+	{ "--stat --folded", "--folded needs --stacks" },
+	{ "--stat --stacks --folded --json", "--folded prints lines for flame graph tools, not "
+					     "--json" },
+	{ "--user-stacks -d 1", "--user-stacks needs -p, -t, -c or --cgroup: the processes whose "
+				"stacks to read" },
+	{ "--user-stacks -p 1 --hist", "--user-stacks goes with the stream (text, --json, -o, "
+				       "--stat)" },
+	{ "--user-stacks -i /d", "--user-stacks is for tracing: -i prints the stacks a recording "
+				 "holds (and -i --stat --stacks tabulates them)" },
+	{ "--stack-depth 4", "--stack-depth needs --stacks (without --allocinfo) or --user-stacks" },
+	{ "--stacks --stack-depth 0", "invalid --stack-depth '0': 1 to 48 frames" },
+	{ "--stacks --stack-depth 49", "invalid --stack-depth '49': 1 to 48 frames" },
 	{ "--vmlinux /v", "--vmlinux needs --allocinfo" },
 	{ "--pprof /p", "--pprof needs --allocinfo" },
 	{ "--hist --pprof /p", "--pprof needs --allocinfo" },
