@@ -372,6 +372,10 @@ static struct mode *stream_create(struct session *s)
 		session_fail(s, "out of memory");
 	else
 		st->sink = make_sink(st, s, gfp);
+	/* -p and -t name a process that lives now, before "Tracing" lets a
+	 * test's process go; others are noted as their records come. */
+	if (st->usyms && (s->env->pid || s->env->tid))
+		usyms_note_process(st->usyms, s->env->pid ? s->env->pid : s->env->tid);
 	gfp_names_free(gfp);
 	if (!st->sink) {
 		usyms_free(st->usyms);
@@ -592,11 +596,6 @@ static int stream_start(struct mode *m)
 		if (binout_sink_describe(st->sink, "tracepoints", tpformat_write, &tracepoints))
 			return session_fail(m->session, "%s", st->sink->err);
 	}
-	/* -p and -t name a process that lives now; others are noted as
-	 * their records come. */
-	if (st->usyms && (m->session->env->pid || m->session->env->tid))
-		usyms_note_process(st->usyms, m->session->env->pid ? m->session->env->pid :
-								      m->session->env->tid);
 	beat(st, now_ns());
 	ret = st->sink->ops->begin(st->sink);
 	if (ret == SINK_GONE)
