@@ -430,6 +430,21 @@ static struct umap *map_of(struct usyms *u, int pid, unsigned long long addr)
 	return m;
 }
 
+int uframe_format(const struct uframe *f, unsigned long long addr, bool brief, char *buf,
+		  size_t size)
+{
+	if (!f->object)
+		return snprintf(buf, size, "<%016llx>", addr);
+	if (!f->func)
+		return snprintf(buf, size, "%s[+0x%llx]", f->object, f->offset);
+	if (brief)
+		return snprintf(buf, size, "%s", f->func);
+	if (!f->file)
+		return snprintf(buf, size, "%s+0x%llx [%s]", f->func, f->func_offset, f->object);
+	return snprintf(buf, size, "%s+0x%llx [%s] (%s:%u)", f->func, f->func_offset, f->object,
+			f->file, f->line);
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');

@@ -58,4 +58,14 @@ struct uframe {
  */
 void usyms_name(struct usyms *u, int pid, unsigned long long addr, struct uframe *f);
 
+/*
+ * The frame at addr as text: "function+0xoff [object] (file:line)" where
+ * it is named, "object[+0xoff]" (its offset in the file, as ftrace's
+ * sym-userobj prints a frame) where only its mapping is known,
+ * "<address>" where not even that.  brief: the function alone (a flame
+ * graph's frame).  snprintf's result.
+ */
+int uframe_format(const struct uframe *f, unsigned long long addr, bool brief, char *buf,
+		  size_t size);
+
 #endif

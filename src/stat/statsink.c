@@ -157,7 +157,7 @@ static unsigned int kstack_start(void *ctx, const uint64_t *ips, unsigned int n)
 }
 
 /* As the text names a user frame, or with_object false the function (or
- * the object) alone. */
+ * the object) alone: uframe_format()'s. */
 static void name_uframe(void *ctx, int pid, uint64_t addr, bool with_object, char *buf,
 			size_t size)
 {
@@ -166,17 +166,7 @@ static void name_uframe(void *ctx, int pid, uint64_t addr, bool with_object, cha
 
 	if (ss->usyms)
 		usyms_name(ss->usyms, pid, addr, &f);
-	if (!f.object)
-		snprintf(buf, size, "<%016llx>", (unsigned long long)addr);
-	else if (!f.func)
-		snprintf(buf, size, "%s[+0x%llx]", f.object, f.offset);
-	else if (!with_object)
-		snprintf(buf, size, "%s", f.func);
-	else if (f.file)
-		snprintf(buf, size, "%s+0x%llx [%s] (%s:%u)", f.func, f.func_offset, f.object, f.file,
-			 f.line);
-	else
-		snprintf(buf, size, "%s+0x%llx [%s]", f.func, f.func_offset, f.object);
+	uframe_format(&f, addr, !with_object, buf, size);
 }
 
 static void name_gfp(void *ctx, unsigned int flags, char *buf, size_t size)

@@ -483,26 +483,6 @@ int text_ustack_pid(const struct kmt_event *ev)
 	return ev->has_task && ev->pid ? (int)ev->pid : (int)ev->tid;
 }
 
-/* A user frame as text, after " => ": "function+offset [object]
- * (file:line)" where it can be named, ftrace's sym-userobj
- * "object[+offset]" where only its mapping is known, "<address>" where not
- * even that.  Its length (snprintf's, at most size - 1). */
-static int format_user_frame(char *buf, size_t size, const struct uframe *f, __u64 addr)
-{
-	int n;
-
-	if (!f->object)
-		n = snprintf(buf, size, " => <%016llx>\n", (unsigned long long)addr);
-	else if (!f->func)
-		n = snprintf(buf, size, " => %s[+0x%llx]\n", f->object, f->offset);
-	else if (!f->file)
-		n = snprintf(buf, size, " => %s+0x%llx [%s]\n", f->func, f->func_offset, f->object);
-	else
-		n = snprintf(buf, size, " => %s+0x%llx [%s] (%s:%u)\n", f->func, f->func_offset,
-			     f->object, f->file, f->line);
-	return n < 0 ? 0 : (size_t)n < size ? n : (int)size - 1;
-}
-
 /* The event's user stack (--user-stacks) as ftrace's userstacktrace
  * option prints one: a "<user stack trace>" line, then a line per frame. */
 static int print_ustack(struct text_sink *sink, const struct kmt_event *ev)
@@ -520,7 +500,10 @@ static int print_ustack(struct text_sink *sink, const struct kmt_event *ev)
 
 		if (sink->usyms)
 			usyms_name(sink->usyms, pid, addr, &f);
-		n = format_user_frame(line, sizeof(line), &f, addr);
+		n = uframe_format(&f, addr, false, line + 4, sizeof(line) - 5);
+		n = n < 0 ? 4 : 4 + ((size_t)n < sizeof(line) - 5 ? n : (int)sizeof(line) - 6);
+		memcpy(line, " => ", 4);
+		line[n++] = '\n';
 		if (fwrite_unlocked(line, 1, n, sink->out) != (size_t)n)
 			return errno ? -errno : -EIO;
 	}

@@ -31,6 +31,14 @@
 #                      (__alloc_file) the second (the tracing machinery's
 #                      are left out before the cut), and the user frames
 #                      ustack_inner;ustack_outer
+#   ustacks.vm_recording  the committed recording made in a 5.10 VM of
+#                      tools/vmtest (tests/fixtures/README.md), read here:
+#                      its event lines and kernel frames are those printed
+#                      live in the VM (timestamps aside), and its --json is
+#                      the VM's -i --json but for the names of user frames
+#                      (which need the VM's binary): each frame keeps its
+#                      object and offset, and any frame named is named as
+#                      in the VM
 #   ustacks.usage      --user-stacks without a process to follow, or with
 #                      a mode that is not the stream: exit status 2 and why
 #
@@ -38,7 +46,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(ustacks.json ustacks.ftrace ustacks.text ustacks.recording ustacks.other_build
-	ustacks.depth ustacks.usage)
+	ustacks.depth ustacks.vm_recording ustacks.usage)
 N=20
 # A struct file's allocation: alloc_empty_file's (__alloc_file's before
 # 5.13), the filp cache's (which kernels before 6.1 do not name).
@@ -236,6 +244,38 @@ good=$(grep -cE '^[a-z_0-9.]+;[a-z_]*alloc_(empty_)?file\|ustack_inner;ustack_ou
 	grep -q '^# stacks: 2 frames at most' "$WORK/rec2.txt" && [ "$good" = "$N" ] &&
 	[ "$(wc -l <"$WORK/rec2.chains")" = "$N" ]
 check $? ustacks.depth "-o: status $rc, header stack_depth '$(sed -n 's/^stack_depth=//p' "$WORK/rec2/header")' (want 2); -i: status $irc, $(wc -l <"$WORK/rec2.chains") struct file allocations, $good of them 'X;alloc_empty_file|ustack_inner;ustack_outer' (want $N); e.g. $(head -n 2 "$WORK/rec2.chains" | tr '\n' ' ')"
+
+# --- a recording made in a VM ------------------------------------------------------
+FIX=$TOP/tests/fixtures/abi6-5.10
+"$KMEMSNOOP" -i "$FIX" >"$WORK/fix.txt" 2>"$WORK/fix.err"
+trc=$?
+"$KMEMSNOOP" -i "$FIX" --json >"$WORK/fix.json" 2>>"$WORK/fix.err"
+jrc=$?
+# kernel_view FILE: the event lines (timestamps out) and kernel frames.
+kernel_view() {
+	awk '/^#/ { next } /^ <user stack trace>/ { user = 1; next }
+	/^ => / { if (!user) print; next }
+	{ user = 0; sub(/ +[0-9]+\.[0-9]+: /, " TS: "); print }' "$1"
+}
+# unnamed FILE: --json lines without the names of user frames.
+unnamed() {
+	sed -E 's/,"function":"[^"]*","function_offset":"[^"]*"(,"file":"[^"]*","line":[0-9]+)?//g' "$1"
+}
+# named FILE: "offset function" of each named user frame, sorted unique.
+named() {
+	grep -oE '"offset":"0x[0-9a-f]+","function":"[^"]*"' "$1" | sort -u
+}
+kernel_view "$WORK/fix.txt" >"$WORK/fix.kernel"
+kernel_view "$FIX.live" >"$WORK/live.kernel"
+unnamed "$WORK/fix.json" >"$WORK/fix.unnamed"
+unnamed "$FIX.json" >"$WORK/vm.unnamed"
+named "$FIX.json" >"$WORK/vm.named"
+misnamed=$(named "$WORK/fix.json" | grep -vxF -f "$WORK/vm.named" | head -n 3 | tr '\n' ' ')
+ufr=$(grep -c '^ => /kmemsnoop/tests/workload\[+0x[0-9a-f]*\]$\|^ => ustack_' "$WORK/fix.txt")
+[ $trc = 0 ] && [ $jrc = 0 ] && [ -s "$WORK/fix.kernel" ] && cmp -s "$WORK/fix.kernel" "$WORK/live.kernel" &&
+	[ -s "$WORK/fix.unnamed" ] && cmp -s "$WORK/fix.unnamed" "$WORK/vm.unnamed" && [ -z "$misnamed" ] &&
+	[ "$ufr" -gt 0 ]
+check $? ustacks.vm_recording "-i status $trc, --json $jrc; event lines and kernel frames $(cmp -s "$WORK/fix.kernel" "$WORK/live.kernel" && echo "as printed live" || echo "differ from the live text: $(diff "$WORK/live.kernel" "$WORK/fix.kernel" | head -n 4 | tr '\n' '|')"); --json $(cmp -s "$WORK/fix.unnamed" "$WORK/vm.unnamed" && echo "the VM's" || echo "differs from the VM's: $(diff "$WORK/vm.unnamed" "$WORK/fix.unnamed" | head -n 2 | cut -c1-300 | tr '\n' '|')"); named otherwise: '$misnamed'; $ufr workload frames in the text; $(head -c 200 "$WORK/fix.err")"
 
 # --- bad usage ---------------------------------------------------------------------
 "$KMEMSNOOP" --user-stacks -d 1 >/dev/null 2>"$WORK/u1.err"
