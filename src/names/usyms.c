@@ -321,6 +321,14 @@ static void read_proc_maps(struct usyms *u, struct uproc *p)
 	fclose(f);
 }
 
+bool usyms_knows(const struct usyms *u, int pid)
+{
+	for (size_t i = 0; i < u->nprocs; i++)
+		if (u->procs[i].pid == pid)
+			return u->procs[i].read && u->procs[i].n;
+	return false;
+}
+
 void usyms_note_process(struct usyms *u, int pid)
 {
 	struct uproc *p = find_proc(u, pid, true);

@@ -23,6 +23,9 @@ struct usyms;
 struct usyms *usyms_new(bool live);
 void usyms_free(struct usyms *u);
 
+/* Were the maps of process pid read (and had a mapping)? */
+bool usyms_knows(const struct usyms *u, int pid);
+
 /* Reads the maps of process pid now, unless they were (and had a
  * mapping): a process met while it lives, whose frames a recording will
  * need named. */

@@ -20,6 +20,7 @@
 #include "cpuloss.h"
 #include "jsonsink.h"
 #include "ordersink.h"
+#include "procscan.h"
 #include "ringbuf.h"
 #include "text.h"
 #include "bpf/kmemsnoop.h"
@@ -83,12 +84,17 @@ struct stream {
 	/* --user-stacks: the traced processes' maps, which name the frames of
 	 * the text and --json, and which -o keeps in DIR/maps. */
 	struct usyms *usyms;
+	unsigned long long next_scan_ns; /* when to look for -c's and --cgroup's processes */
 };
 
 /* How often the sink is asked whether its output is still there (-o DIR
  * removed): a file system call, so not per record, but soon enough that a
  * recording does not go on for long into files no one can open. */
 #define CHECK_EVERY_NS 1000000000ULL
+
+/* --user-stacks with -c or --cgroup: how often /proc is searched for their
+ * processes (a process that ends sooner may keep only addresses). */
+#define SCAN_EVERY_NS 200000000ULL
 
 /* Heartbeat records: per CPU, about once a second (docs/ABI.md). */
 #define BEAT_EVERY_NS 1000000000ULL
@@ -373,9 +379,12 @@ static struct mode *stream_create(struct session *s)
 	else
 		st->sink = make_sink(st, s, gfp);
 	/* -p and -t name a process that lives now, before "Tracing" lets a
-	 * test's process go; others are noted as their records come. */
+	 * test's process go; -c's and --cgroup's are looked for from now on,
+	 * and all are noted as their records come. */
 	if (st->usyms && (s->env->pid || s->env->tid))
 		usyms_note_process(st->usyms, s->env->pid ? s->env->pid : s->env->tid);
+	if (st->usyms)
+		procscan_note(st->usyms, s->env);
 	gfp_names_free(gfp);
 	if (!st->sink) {
 		usyms_free(st->usyms);
@@ -655,6 +664,10 @@ static int stream_wait(struct mode *m, int ms)
 		return MODE_END;
 	if (now >= st->next_beat_ns)
 		beat(st, now);
+	if (st->usyms && now >= st->next_scan_ns) {
+		procscan_note(st->usyms, m->session->env);
+		st->next_scan_ns = now + SCAN_EVERY_NS;
+	}
 	ret = ring_reader_wait(st->rings, ms);
 	if (!ret && st->flush_stale)
 		flush_stale(st);

@@ -23,6 +23,7 @@
 	X(metrics)     \
 	X(pagesite)    \
 	X(pprof)       \
+	X(procscan)    \
 	X(record)      \
 	X(reorder)     \
 	X(srcline)     \
