@@ -88,6 +88,7 @@ struct kstat_names {
 	void *ctx;
 	kstat_kstack_start_fn kstack_start; /* NULL: every frame shown */
 	kstat_uframe_fn uframe;             /* NULL: user frames as addresses */
+	unsigned int depth;                 /* frames of each stack shown (--stack-depth); 0: all */
 };
 
 /*

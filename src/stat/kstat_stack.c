@@ -118,6 +118,12 @@ static unsigned int kernel_start(const struct stackstat *s, const struct kstat_n
 	return names->kstack_start ? names->kstack_start(names->ctx, s->ips, s->key.c) : 0;
 }
 
+/* Where the frames shown from first of n end: --stack-depth's cut. */
+static uint32_t frames_end(uint32_t first, uint32_t n, const struct kstat_names *names)
+{
+	return names->depth && n - first > names->depth ? first + names->depth : n;
+}
+
 static void kernel_frame(const struct stackstat *s, uint32_t i, bool with_offset,
 			 const struct kstat_names *names, char *buf, size_t size)
 {
@@ -139,15 +145,16 @@ static void user_frame(const struct stackstat *s, uint32_t i, bool with_object,
 
 static void print_frames(const struct stackstat *s, const struct kstat_names *names, FILE *out)
 {
+	uint32_t first = kernel_start(s, names);
 	char buf[FRAME_TEXT];
 
-	for (uint32_t i = kernel_start(s, names); i < s->key.c; i++) {
+	for (uint32_t i = first; i < frames_end(first, s->key.c, names); i++) {
 		kernel_frame(s, i, true, names, buf, sizeof(buf));
 		fprintf(out, "   => %s\n", buf);
 	}
 	if (s->key.d)
 		fputs("   <user stack trace>\n", out);
-	for (uint32_t i = 0; i < s->key.d; i++) {
+	for (uint32_t i = 0; i < frames_end(0, s->key.d, names); i++) {
 		user_frame(s, i, true, names, buf, sizeof(buf));
 		fprintf(out, "   => %s\n", buf);
 	}
@@ -162,11 +169,11 @@ static void print_folded(const struct stackstat *s, const struct kstat_names *na
 	char buf[FRAME_TEXT];
 	bool any = false;
 
-	for (uint32_t i = s->key.d; i-- > 0; any = true) {
+	for (uint32_t i = frames_end(0, s->key.d, names); i-- > 0; any = true) {
 		user_frame(s, i, false, names, buf, sizeof(buf));
 		fprintf(out, "%s%s", any ? ";" : "", buf);
 	}
-	for (uint32_t i = s->key.c; i-- > first; any = true) {
+	for (uint32_t i = frames_end(first, s->key.c, names); i-- > first; any = true) {
 		kernel_frame(s, i, false, names, buf, sizeof(buf));
 		fprintf(out, "%s%s", any ? ";" : "", buf);
 	}
@@ -216,15 +223,17 @@ static void json_frames(const struct stackstat *s, const struct kstat_names *nam
 {
 	char buf[FRAME_TEXT];
 
+	uint32_t first = kernel_start(s, names);
+
 	fputs(",\"stack\":[", out);
-	for (uint32_t first = kernel_start(s, names), i = first; i < s->key.c; i++) {
+	for (uint32_t i = first; i < frames_end(first, s->key.c, names); i++) {
 		kernel_frame(s, i, true, names, buf, sizeof(buf));
 		if (i > first)
 			fputc(',', out);
 		json_put_string(out, buf);
 	}
 	fputs("],\"user_stack\":[", out);
-	for (uint32_t i = 0; i < s->key.d; i++) {
+	for (uint32_t i = 0; i < frames_end(0, s->key.d, names); i++) {
 		user_frame(s, i, true, names, buf, sizeof(buf));
 		if (i)
 			fputc(',', out);

@@ -34,6 +34,7 @@ struct stat_sink {
 	struct kstat_opts opts;
 	struct ksyms *ksyms;
 	struct usyms *usyms;
+	unsigned int stack_depth; /* addr_names' depth */
 	struct gfp_names *gfp;
 	struct reorder *held; /* NULL: records are taken as they come */
 	struct cachetab *caches;
@@ -179,7 +180,8 @@ static void name_gfp(void *ctx, unsigned int flags, char *buf, size_t size)
 static int stat_report(struct sink *sk, const struct sink_losses *lost)
 {
 	struct stat_sink *ss = stat_of(sk);
-	struct kstat_names names = { name_callsite, name_gfp, ss, kstack_start, name_uframe };
+	struct kstat_names names = { name_callsite, name_gfp, ss, kstack_start, name_uframe,
+				     ss->stack_depth };
 
 	kstat_set_lost(ss->ks, lost->events);
 	if (ss->json) {
@@ -379,5 +381,6 @@ struct sink *stat_sink_new(FILE *out, const struct env *env, const struct addr_n
 	ss->json = env->json;
 	ss->ksyms = names->ksyms;
 	ss->usyms = names->usyms;
+	ss->stack_depth = names->depth;
 	return &ss->sink;
 }

@@ -31,6 +31,10 @@
 #                      (__alloc_file) the second (the tracing machinery's
 #                      are left out before the cut), and the user frames
 #                      ustack_inner;ustack_outer
+#   ustacks.comm       -c NAME -o of a workload exec'd as NAME that opens N
+#                      files and lives a second: -i names its frames (its
+#                      maps read while it lived: kmemsnoop looks for -c's
+#                      processes in /proc)
 #   ustacks.vm_recording  the committed recording made in a 5.10 VM of
 #                      tools/vmtest (tests/fixtures/README.md), read here:
 #                      its event lines and kernel frames are those printed
@@ -46,7 +50,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 TESTS=(ustacks.json ustacks.ftrace ustacks.text ustacks.recording ustacks.other_build
-	ustacks.depth ustacks.vm_recording ustacks.usage)
+	ustacks.depth ustacks.comm ustacks.vm_recording ustacks.usage)
 N=20
 # A struct file's allocation: alloc_empty_file's (__alloc_file's before
 # 5.13), the filp cache's (which kernels before 6.1 do not name).
@@ -244,6 +248,21 @@ good=$(grep -cE '^[a-z_0-9.]+;[a-z_]*alloc_(empty_)?file\|ustack_inner;ustack_ou
 	grep -q '^# stacks: 2 frames at most' "$WORK/rec2.txt" && [ "$good" = "$N" ] &&
 	[ "$(wc -l <"$WORK/rec2.chains")" = "$N" ]
 check $? ustacks.depth "-o: status $rc, header stack_depth '$(sed -n 's/^stack_depth=//p' "$WORK/rec2/header")' (want 2); -i: status $irc, $(wc -l <"$WORK/rec2.chains") struct file allocations, $good of them 'X;alloc_empty_file|ustack_inner;ustack_outer' (want $N); e.g. $(head -n 2 "$WORK/rec2.chains" | tr '\n' ' ')"
+
+# --- -c: a process found by its name ---------------------------------------------
+if ! ks_start kc -c kmsustk --user-stacks -e cache -o "$WORK/crec"; then
+	fail ustacks.comm "kmemsnoop -c: $(ks_start_fail_why kc)"
+else
+	"$WORKLOAD" exec-as kmsustk ustack-open "$N" + msg-rounds 1 8 1 >"$WORK/wc.out" 2>&1
+	wrc=$?
+	ks_stop kc
+	rc=$?
+	"$KMEMSNOOP" -i "$WORK/crec" >"$WORK/crec.txt" 2>"$WORK/crec.err"
+	irc=$?
+	why=$(chain_check "$WORK/crec.txt")
+	[ $wrc = 0 ] && [ $rc = 0 ] && [ $irc = 0 ] && [ -z "$why" ]
+	check $? ustacks.comm "workload status $wrc, -o $rc, -i $irc; $why; maps: $(grep -v '^#' "$WORK/crec/maps" 2>/dev/null | head -n 2 | tr '\n' '|')"
+fi
 
 # --- a recording made in a VM ------------------------------------------------------
 FIX=$TOP/tests/fixtures/abi6-5.10

@@ -36,7 +36,7 @@ static void name_gfp(void *ctx, unsigned int flags, char *buf, size_t size)
 	snprintf(buf, size, flags == 0xcc0 ? "GFP_KERNEL" : "GFP_KERNEL|__GFP_ZERO");
 }
 
-static const struct kstat_names names = { name_site, name_gfp, NULL, NULL, NULL };
+static const struct kstat_names names = { name_site, name_gfp, NULL, NULL, NULL, 0 };
 
 static struct kmt_event slab_alloc(uint64_t site, uint64_t ptr, uint64_t req, uint64_t alloc,
 				   uint64_t ts)
