@@ -594,8 +594,8 @@ const struct opt_spec env_options[] = {
 	{ "stack-depth", LONG_ONLY(33), required_argument, "=N", GROUP_ALLOCINFO,
 	  "with --stacks (streaming) or --user-stacks: show N frames of each stack at most (1 "
 	  "to " NUMBER_TEXT(KMT_USTACK_MAX_DEPTH) ", a kernel stack " NUMBER_TEXT(
-		  KMT_KSTACK_MAX_DEPTH) " at most; default: all).  Fewer frames are read, which "
-	  "costs less (docs/PERFORMANCE.md); -o keeps N in the header, which -i cuts to",
+		  KMT_KSTACK_MAX_DEPTH) " at most; default: all), the tracing machinery's left out.  "
+	  "-o keeps N in the header, which -i cuts to; with -i, N cuts a recording's stacks",
 	  opt_stack_depth, 0 },
 	{ "folded", LONG_ONLY(4), no_argument, "", GROUP_ALLOCINFO,
 	  "with --stacks (--allocinfo, or --stat: bytes allocated, user frames outermost): "

@@ -66,12 +66,13 @@ static bool check_stat_folded(struct parse *p)
 	return true;
 }
 
-/* --stack-depth cuts the stream's stacks. */
+/* --stack-depth cuts the stream's stacks, or a recording's. */
 static bool check_stack_depth(struct parse *p)
 {
 	const struct env *env = p->env;
 
-	if (!env->stack_depth || ((env->ai_stacks && !env->allocinfo) || env->user_stacks))
+	if (!env->stack_depth || env->input_dir || (env->ai_stacks && !env->allocinfo) ||
+	    env->user_stacks)
 		return true;
 	return bad(p, "--stack-depth needs --stacks (without --allocinfo) or --user-stacks");
 }

@@ -188,7 +188,8 @@ static struct sink *recording_sink(const struct env *env, struct ksyms *ksyms,
 				   struct usyms *usyms, const struct gfp_names *gfp, char *err,
 				   size_t err_size)
 {
-	struct addr_names names = { ksyms, usyms, recording_stack_depth(env->input_dir) };
+	struct addr_names names = { ksyms, usyms, env->stack_depth ? (unsigned int)env->stack_depth :
+						  recording_stack_depth(env->input_dir) };
 
 	if (env->stat) {
 		struct sink *sink = stat_sink_new(stdout, env, &names, gfp, 0, 0, err, err_size);

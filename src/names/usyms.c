@@ -11,6 +11,7 @@
 #include "usyms.h"
 
 #include <elfutils/libdwfl.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -21,18 +22,29 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #define BUILD_ID_MAX 64 /* bytes; GNU build ids are 20 */
 #define LOADS_MAX 16
 #define REREAD_NS 1000000000ULL /* a live process's maps, read again at most this often */
+/* A recording's maps file names no more (a corrupt one is refused, not
+ * searched for ever); live, processes and objects past these go unnamed. */
+#define PROCS_MAX 16384
+#define OBJS_MAX 4096
 
 struct load {
 	unsigned long long offset, vaddr, filesz;
 };
 
-/* One object file: path and build id as a mapping names them. */
+/*
+ * One object file.  Live, a mapping's path, device and inode say which
+ * file (processes in containers map different files at one path, and a
+ * file replaced since keeps its inode); in a recording, its path and build
+ * id.
+ */
 struct uobj {
 	char *path;
+	unsigned long long dev, ino; /* live: the file's; 0 in a recording */
 	unsigned char build_id[BUILD_ID_MAX];
 	int build_id_len;  /* 0: none known */
 	bool opened;       /* tried: dwfl is set if it worked */
@@ -124,28 +136,54 @@ void usyms_free(struct usyms *u)
 
 /* --- objects ----------------------------------------------------------------- */
 
-static struct uobj *find_obj(struct usyms *u, const char *path, const unsigned char *id, int id_len)
+/* A new object; NULL when out of memory or past OBJS_MAX. */
+static struct uobj *new_obj(struct usyms *u, const char *path)
 {
 	struct uobj *o;
 
-	for (size_t i = 0; i < u->nobjs; i++) {
-		o = u->objs[i];
-		if (!strcmp(o->path, path) && (id_len < 0 || (o->build_id_len == id_len &&
-							      !memcmp(o->build_id, id, id_len))))
-			return o;
-	}
-	if (!grow((void **)&u->objs, &u->objs_cap, u->nobjs, sizeof(*u->objs)))
+	if (u->nobjs >= OBJS_MAX || !grow((void **)&u->objs, &u->objs_cap, u->nobjs,
+					  sizeof(*u->objs)))
 		return NULL;
 	o = calloc(1, sizeof(*o));
 	if (!o || !(o->path = strdup(path))) {
 		free(o);
 		return NULL;
 	}
-	if (id_len > 0) {
+	u->objs[u->nobjs++] = o;
+	return o;
+}
+
+static struct uobj *live_obj(struct usyms *u, const char *path, unsigned long long dev,
+			     unsigned long long ino)
+{
+	struct uobj *o;
+
+	for (size_t i = 0; i < u->nobjs; i++)
+		if (u->objs[i]->dev == dev && u->objs[i]->ino == ino &&
+		    !strcmp(u->objs[i]->path, path))
+			return u->objs[i];
+	o = new_obj(u, path);
+	if (o) {
+		o->dev = dev;
+		o->ino = ino;
+	}
+	return o;
+}
+
+static struct uobj *recorded_obj(struct usyms *u, const char *path, const unsigned char *id,
+				 int id_len)
+{
+	struct uobj *o;
+
+	for (size_t i = 0; i < u->nobjs; i++)
+		if (u->objs[i]->build_id_len == id_len && !memcmp(u->objs[i]->build_id, id, id_len) &&
+		    !strcmp(u->objs[i]->path, path))
+			return u->objs[i];
+	o = new_obj(u, path);
+	if (o && id_len > 0) {
 		memcpy(o->build_id, id, id_len);
 		o->build_id_len = id_len;
 	}
-	u->objs[u->nobjs++] = o;
 	return o;
 }
 
@@ -175,42 +213,62 @@ static void read_loads(struct uobj *o, Elf *elf)
 	}
 }
 
-/* A regular file, opened without waiting: a recording's maps file may
- * name anything (a FIFO would block the open). */
-static int open_regular(const char *path)
+/* A regular file, opened without waiting (a recording's maps file may
+ * name anything: a FIFO would block the open); with ino, only that inode. */
+static int open_regular(const char *path, unsigned long long ino)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 
-	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || (ino && st.st_ino != ino))) {
 		close(fd);
 		fd = -1;
 	}
 	return fd;
 }
 
-/*
- * Opens o's file (of process pid when live: through its root, which a
- * process in a container has its own of) for lookups.  A file whose build
- * id is not the one recorded is another build: not used, its frames keep
- * their object and offset.
- */
-static void open_obj(struct usyms *u, struct uobj *o, int pid)
+/* Files a recording's maps may name that are no object to read. */
+static bool is_special(const char *path)
 {
-	char name[PATH_MAX], path[PATH_MAX + 32];
+	return !strncmp(path, "/proc/", 6) || !strncmp(path, "/sys/", 5) || !strncmp(path, "/dev/", 5);
+}
+
+/* Live, the file process pid maps at m: the mapping itself (map_files:
+ * a file deleted since too, but root only), else the path in the
+ * process's root (a container has its own) if it is still that inode. */
+static int open_mapped(const struct uobj *o, int pid, const struct umap *m, const char *name)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid, m->start, m->end);
+	fd = open_regular(path, o->ino);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, name);
+	return open_regular(path, o->ino);
+}
+
+/*
+ * Opens o's file for lookups: live, the one process pid maps at m; from a
+ * recording, the one at its path if that is the recorded build (another
+ * build's symbols would name its frames wrongly: they keep their object
+ * and offset).
+ */
+static void open_obj(struct usyms *u, struct uobj *o, int pid, const struct umap *m)
+{
+	char name[PATH_MAX];
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	Elf *elf;
-	int fd = -1, len;
+	int fd, len;
 
 	o->opened = true;
 	file_name(o->path, name, sizeof(name));
-	if (u->live && pid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, name);
-		fd = open_regular(path);
-	}
-	if (fd < 0)
-		fd = open_regular(name);
+	if (u->live)
+		fd = open_mapped(o, pid, m, name);
+	else
+		fd = is_special(name) ? -1 : open_regular(name, 0);
 	if (fd < 0)
 		return;
 	o->dwfl = dwfl_begin(&callbacks);
@@ -253,12 +311,15 @@ static unsigned long long linked_at(const struct uobj *o, unsigned long long off
 
 /* --- processes --------------------------------------------------------------- */
 
+/* pid's entry; with add, a new one if there is none (NULL: out of memory,
+ * or PROCS_MAX processes already). */
 static struct uproc *find_proc(struct usyms *u, int pid, bool add)
 {
 	for (size_t i = 0; i < u->nprocs; i++)
 		if (u->procs[i].pid == pid)
 			return &u->procs[i];
-	if (!add || !grow((void **)&u->procs, &u->procs_cap, u->nprocs, sizeof(*u->procs)))
+	if (!add || u->nprocs >= PROCS_MAX ||
+	    !grow((void **)&u->procs, &u->procs_cap, u->nprocs, sizeof(*u->procs)))
 		return NULL;
 	u->procs[u->nprocs] = (struct uproc){ .pid = pid };
 	return &u->procs[u->nprocs++];
@@ -272,23 +333,18 @@ static struct umap *find_map(struct uproc *p, unsigned long long addr)
 	return NULL;
 }
 
-static int add_map(struct uproc *p, unsigned long long start, unsigned long long end,
-		   unsigned long long offset, struct uobj *obj)
+static struct umap *add_map(struct uproc *p, unsigned long long start, unsigned long long end,
+			    unsigned long long offset, struct uobj *obj)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		struct umap *m = &p->maps[i];
-
-		if (m->start == start && m->end == end && m->offset == offset && m->obj == obj)
-			return 0;
-	}
 	if (!grow((void **)&p->maps, &p->cap, p->n, sizeof(*p->maps)))
-		return -1;
-	p->maps[p->n++] = (struct umap){ start, end, offset, obj };
-	return 0;
+		return NULL;
+	p->maps[p->n] = (struct umap){ start, end, offset, obj };
+	return &p->maps[p->n++];
 }
 
-/* The executable file mappings of /proc/PID/maps, each object opened for
- * its build id (which a recording keeps). */
+/* The executable file mappings of /proc/PID/maps, in place of those read
+ * before (an exec replaced them, or a library was loaded since), each
+ * object opened for its build id (which a recording keeps). */
 static void read_proc_maps(struct usyms *u, struct uproc *p)
 {
 	char path[64], line[PATH_MAX + 128];
@@ -300,23 +356,25 @@ static void read_proc_maps(struct usyms *u, struct uproc *p)
 	f = fopen(path, "re");
 	if (!f)
 		return;
+	p->n = 0;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, offset;
+		unsigned long long start, end, offset, ino;
+		unsigned int major, minor;
 		char perms[8];
-		int at = 0;
 		struct uobj *o;
+		struct umap *m;
+		int at = 0;
 
 		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*u %n", &start, &end, perms, &offset,
-			   &at) < 4 || !at || perms[2] != 'x' || line[at] != '/')
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
+			   &major, &minor, &ino, &at) < 7 || !at || perms[2] != 'x' || line[at] != '/')
 			continue;
-		o = find_obj(u, line + at, NULL, -1);
-		if (!o)
+		o = live_obj(u, line + at, makedev(major, minor), ino);
+		m = o ? add_map(p, start, end, offset, o) : NULL;
+		if (!m)
 			break;
 		if (!o->opened)
-			open_obj(u, o, p->pid);
-		if (add_map(p, start, end, offset, o))
-			break;
+			open_obj(u, o, p->pid, m);
 	}
 	fclose(f);
 }
@@ -327,6 +385,14 @@ bool usyms_knows(const struct usyms *u, int pid)
 		if (u->procs[i].pid == pid)
 			return u->procs[i].read && u->procs[i].n;
 	return false;
+}
+
+void usyms_note_exec(struct usyms *u, int pid)
+{
+	struct uproc *p = find_proc(u, pid, true);
+
+	if (p)
+		read_proc_maps(u, p);
 }
 
 void usyms_note_process(struct usyms *u, int pid)
@@ -358,40 +424,65 @@ int usyms_write(const struct usyms *u, FILE *out)
 	return ferror(out) ? -1 : 0;
 }
 
-static int parse_build_id(const char *hex, unsigned char *id)
+/* A number in base at *s, then sep: both consumed.  No sign, no blank. */
+static bool field(const char **s, int base, char sep, unsigned long long *v)
+{
+	char *end;
+
+	if (!isxdigit((unsigned char)**s) || (base == 10 && !isdigit((unsigned char)**s)))
+		return false;
+	errno = 0;
+	*v = strtoull(*s, &end, base);
+	if (errno || *end != sep)
+		return false;
+	*s = end + 1;
+	return true;
+}
+
+/* The build id at *s ("-": none) up to a blank, consumed; its length, or
+ * -1 when it is no even run of hexadecimal digits of BUILD_ID_MAX bytes
+ * at most. */
+static int build_id_field(const char **s, unsigned char *id)
 {
 	int n = 0;
 
-	if (!strcmp(hex, "-"))
+	if (!strncmp(*s, "- ", 2)) {
+		*s += 2;
 		return 0;
-	for (; hex[0] && hex[1] && n < BUILD_ID_MAX; hex += 2, n++) {
-		unsigned int b;
-
-		if (sscanf(hex, "%2x", &b) != 1)
-			return -1;
-		id[n] = b;
 	}
-	return hex[0] ? -1 : n;
+	for (; isxdigit((unsigned char)(*s)[0]) && isxdigit((unsigned char)(*s)[1]); *s += 2) {
+		char pair[3] = { (*s)[0], (*s)[1], 0 };
+
+		if (n == BUILD_ID_MAX)
+			return -1;
+		id[n++] = (unsigned char)strtoul(pair, NULL, 16);
+	}
+	if (!n || **s != ' ')
+		return -1;
+	(*s)++;
+	return n;
 }
 
+/* One line "PID START-END OFFSET BUILD-ID PATH": 0, -EINVAL, or -ENOMEM
+ * (also past PROCS_MAX or OBJS_MAX). */
 static int read_line(struct usyms *u, const char *line)
 {
-	unsigned long long start, end, offset;
+	unsigned long long pid, start, end, offset;
 	unsigned char id[BUILD_ID_MAX];
-	char hex[2 * BUILD_ID_MAX + 2];
-	int pid, at = 0, id_len;
+	const char *s = line;
 	struct uproc *p;
 	struct uobj *o;
+	int id_len;
 
-	if (sscanf(line, "%d %llx-%llx %llx %129s %n", &pid, &start, &end, &offset, hex, &at) < 5 ||
-	    !at || pid <= 0 || start >= end || line[at] != '/')
-		return -1;
-	id_len = parse_build_id(hex, id);
-	if (id_len < 0)
-		return -1;
-	p = find_proc(u, pid, true);
-	o = p ? find_obj(u, line + at, id, id_len) : NULL;
-	if (!o || add_map(p, start, end, offset, o))
+	if (!field(&s, 10, ' ', &pid) || !field(&s, 16, '-', &start) || !field(&s, 16, ' ', &end) ||
+	    !field(&s, 16, ' ', &offset) || !pid || pid > INT_MAX || start >= end)
+		return -EINVAL;
+	id_len = build_id_field(&s, id);
+	if (id_len < 0 || *s != '/')
+		return -EINVAL;
+	p = find_proc(u, (int)pid, true);
+	o = p ? recorded_obj(u, s, id, id_len) : NULL;
+	if (!o || !add_map(p, start, end, offset, o))
 		return -ENOMEM;
 	p->read = true; /* a recording's process: not this machine's */
 	return 0;
@@ -411,7 +502,8 @@ int usyms_read(struct usyms *u, FILE *in, char *err, size_t err_size)
 			continue;
 		ret = read_line(u, line);
 		if (ret) {
-			snprintf(err, err_size, ret == -ENOMEM ? "out of memory" :
+			snprintf(err, err_size, ret == -ENOMEM ?
+				 "line %u: out of memory, or more processes or objects than kept" :
 				 "line %u is not \"PID START-END OFFSET BUILD-ID PATH\"", nr);
 			return -1;
 		}
@@ -476,7 +568,7 @@ void usyms_name(struct usyms *u, int pid, unsigned long long addr, struct uframe
 	f->object = m->obj->path;
 	f->offset = addr - m->start + m->offset;
 	if (!m->obj->opened)
-		open_obj(u, m->obj, pid);
+		open_obj(u, m->obj, pid, m);
 	if (!m->obj->mod)
 		return;
 	linked = linked_at(m->obj, f->offset);

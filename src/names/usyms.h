@@ -31,6 +31,9 @@ bool usyms_knows(const struct usyms *u, int pid);
  * need named. */
 void usyms_note_process(struct usyms *u, int pid);
 
+/* Reads them again, in place of those read before: the process exec'd. */
+void usyms_note_exec(struct usyms *u, int pid);
+
 /*
  * A recording's maps file: a line per executable mapping of a file,
  * "PID START-END OFFSET BUILD-ID PATH" (hexadecimal numbers; BUILD-ID "-"

@@ -113,8 +113,6 @@ int kstat_add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 	p->alloc_ts = ev->timestamp;
 	p->site = (size_t)((char *)s - ks->sites.items) / ks->sites.size;
 	p->cache = (size_t)((char *)c - ks->caches.items) / ks->caches.size;
-	if (kstat_add_stack(ks, ev, p))
-		return -1;
 
 	s->hit++;
 	s->bytes_req += ev->bytes_req;
@@ -133,7 +131,8 @@ int kstat_add_slab_alloc(struct kstat *ks, const struct kmt_event *ev, int cpu)
 	if (ev->numa_node >= 0 && ev->numa_node != node_of(ks, cpu))
 		ks->nr_cross_node++;
 	locate_object(ks, ev, cpu);
-	return 0;
+	/* Last: counted without its stack when that finds no memory. */
+	return kstat_add_stack(ks, ev, p);
 }
 
 void kstat_add_slab_free(struct kstat *ks, const struct kmt_event *ev, int cpu)

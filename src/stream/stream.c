@@ -112,12 +112,16 @@ static bool stream_selected(const struct env *env)
 
 /* --user-stacks: a task's first record, written while it lives, has its
  * process's maps read, before its lines are printed (time order holds
- * them back) or for -o's DIR/maps. */
+ * them back) or for -o's DIR/maps; its exec, read again. */
 static void note_process(struct usyms *u, const void *data, size_t size)
 {
 	const struct kmt_rec_task *t = data;
 
-	if (size >= sizeof(*t) && t->core.event_id == KMT_EVENT_TASK && t->task.pid)
+	if (size < sizeof(*t) || t->core.event_id != KMT_EVENT_TASK || !t->task.pid)
+		return;
+	if (t->core.type_id == KMT_TASK_EXEC)
+		usyms_note_exec(u, t->task.pid);
+	else
 		usyms_note_process(u, t->task.pid);
 }
 

@@ -32,9 +32,10 @@
 #                      are left out before the cut), and the user frames
 #                      ustack_inner;ustack_outer
 #   ustacks.comm       -c NAME -o of a workload exec'd as NAME that opens N
-#                      files and lives a second: -i names its frames (its
-#                      maps read while it lived: kmemsnoop looks for -c's
-#                      processes in /proc)
+#                      files and lives a second: -i names its frames, its
+#                      maps read while it lived (by the search of /proc, or
+#                      at its records if they came first: the unit test
+#                      procscan.comm checks the search itself)
 #   ustacks.vm_recording  the committed recording made in a 5.10 VM of
 #                      tools/vmtest (tests/fixtures/README.md), read here:
 #                      its event lines and kernel frames are those printed
@@ -253,7 +254,7 @@ check $? ustacks.depth "-o: status $rc, header stack_depth '$(sed -n 's/^stack_d
 if ! ks_start kc -c kmsustk --user-stacks -e cache -o "$WORK/crec"; then
 	fail ustacks.comm "kmemsnoop -c: $(ks_start_fail_why kc)"
 else
-	"$WORKLOAD" exec-as kmsustk ustack-open "$N" + msg-rounds 1 8 1 >"$WORK/wc.out" 2>&1
+	"$WORKLOAD" exec-as kmsustk + ustack-open "$N" + msg-rounds 1 8 1 >"$WORK/wc.out" 2>&1
 	wrc=$?
 	ks_stop kc
 	rc=$?
