@@ -41,7 +41,10 @@ enum kmt_event_class {
  * kernels far above, so one 64-bit key holds either.
  */
 #define KMT_AI_STACK_KEY_LIMIT (1ULL << 32)
-#define KMT_AI_PAGE_FRAMES 8   /* stack depth kept to find a page's caller */
+/* Stack depth kept to find a page's caller: past the tracing machinery
+ * and the page allocator's frames (seven of those on arm64 7.2 between the
+ * tracepoint and tlb_next_batch: 8 named get_free_pages_noprof instead). */
+#define KMT_AI_PAGE_FRAMES 16
 #define KMT_AI_MAX_FRAMES 64   /* --stacks: deeper stacks lose their outermost frames */
 
 /* ai_ptrs value: where a tracked allocation was made, and its size. */
