@@ -344,10 +344,13 @@ static struct umap *add_map(struct uproc *p, unsigned long long start, unsigned 
 
 /* The executable file mappings of /proc/PID/maps, in place of those read
  * before (an exec replaced them, or a library was loaded since), each
- * object opened for its build id (which a recording keeps). */
+ * object opened for its build id (which a recording keeps).  None found
+ * (an exited process, whose maps are empty until it is reaped) leaves the
+ * old ones: the frames printed after its end still need them. */
 static void read_proc_maps(struct usyms *u, struct uproc *p)
 {
 	char path[64], line[PATH_MAX + 128];
+	size_t before = p->n;
 	FILE *f;
 
 	p->read = true;
@@ -377,6 +380,8 @@ static void read_proc_maps(struct usyms *u, struct uproc *p)
 			open_obj(u, o, p->pid, m);
 	}
 	fclose(f);
+	if (!p->n)
+		p->n = before;
 }
 
 bool usyms_knows(const struct usyms *u, int pid)

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 void test_usyms(struct unit *u);
 
@@ -144,6 +146,55 @@ out:
 	unit_end(&c);
 }
 
+/* Is process pid a zombie (exited, not reaped: its maps read empty)? */
+static bool is_zombie(pid_t pid)
+{
+	char path[64], state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (f && fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	if (f)
+		fclose(f);
+	return state == 'Z';
+}
+
+/* A process read again after its end (a frame printed late, an exec's
+ * record) keeps the maps read while it lived. */
+static void reread_after_exit(struct unit *u)
+{
+	struct unit_case c;
+	struct usyms *s = usyms_new(true);
+	pid_t child = fork();
+	struct uframe f;
+
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	unit_begin(&c, u, "usyms.reread_after_exit");
+	CHECK(&c, child > 0 && s);
+	if (child > 0 && s) {
+		usyms_note_process(s, child);
+		CHECK(&c, usyms_knows(s, child));
+		kill(child, SIGKILL);
+		for (int i = 0; i < 1000 && !is_zombie(child); i++)
+			usleep(1000);
+		CHECK(&c, is_zombie(child));
+		usyms_note_exec(s, child); /* reads the zombie's empty maps */
+		usyms_name(s, child, probe_addr(), &f);
+		CHECK_STR(&c, f.func ? f.func : "(none)", "usyms_probe");
+	}
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	usyms_free(s);
+	unit_end(&c);
+}
+
 static void bad_lines(struct unit *u)
 {
 	static const char *const bad[] = {
@@ -178,4 +229,5 @@ void test_usyms(struct unit *u)
 	named_from_file(u, maps);
 	other_build(u, maps);
 	bad_lines(u);
+	reread_after_exit(u);
 }
