@@ -15,10 +15,12 @@
 #
 # Run as root after make: sudo make bench.  Environment:
 #   ROUNDS (5), SECONDS_PER_RUN (3), WORKLOADS ("openclose pages threads"),
-#   VARIANTS (all available of: untraced floor text binary allocinfo hist
+#   VARIANTS (all available of: untraced floor floorclock text binary allocinfo hist
 #   live both stat statstream flight stacks textstacks ftrace ftraceflight
 #   ftracestacks perf perfflight perfstacks bpftrace; "both" is --hist
-#   --allocinfo in one run, "stacks" -o --stacks and "textstacks" the text
+#   --allocinfo in one run, "floorclock" empty programs that each read the
+#   clock (bpf_ktime_get_ns(), the least a tracer that times every event
+#   pays), "stacks" -o --stacks and "textstacks" the text
 #   with --stacks (a kernel stack per event), "ftracestacks" ftrace with its
 #   stacktrace option and "perfstacks" perf record -g on the kmem events
 #   (their kernel stacks; perf's user stacks too), "comm" -o of the
@@ -88,7 +90,7 @@ tracefs_ready() {
 }
 
 available_variants() {
-	local v=("untraced" "floor" "text" "binary")
+	local v=("untraced" "floor" "floorclock" "text" "binary")
 	has_mode allocinfo && v+=(allocinfo) || echo "bench: kmemsnoop has no --allocinfo yet" >&2
 	has_mode hist && v+=(hist live) || echo "bench: kmemsnoop has no --hist yet" >&2
 	"$KS" --hist --allocinfo -d 0.1 >/dev/null 2>&1 && v+=(both)
@@ -170,6 +172,16 @@ start_floor() {
 }
 
 stop_floor() { kill -INT "$PID"; wait "$PID"; COUNTS="- -"; }
+
+# The floor whose programs each read the clock: the least a tracer that
+# times every event pays.
+start_floorclock() {
+	"$FLOOR" --clock 2>"$tmp/floor.err" &
+	PID=$!
+	wait_for "$tmp/floor.err" Tracing
+}
+
+stop_floorclock() { stop_floor; }
 
 ftrace_events() {
 	local e
@@ -339,6 +351,7 @@ label() {
 	*@base) echo "$(label "${1%@base}") (base)" ;;
 	untraced) echo "untraced" ;;
 	floor) echo "empty BPF programs (floor)" ;;
+	floorclock) echo "empty programs reading the clock" ;;
 	text) echo "kmemsnoop > /dev/null" ;;
 	binary) echo "kmemsnoop -o ($OUTPUT_FS)" ;;
 	allocinfo) echo "kmemsnoop --allocinfo" ;;
