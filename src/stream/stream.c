@@ -150,9 +150,10 @@ static int one_record(struct stream *st, int cpu, const void *data, size_t size,
 	return 0;
 }
 
+/* cap is a power of two: a mask, not a division, on every record. */
 static struct lent_block *lent_at(struct lent_blocks *lb, size_t i)
 {
-	return &lb->b[(lb->head + i) % lb->cap];
+	return &lb->b[(lb->head + i) & (lb->cap - 1)];
 }
 
 /* A new newest block of ring cpu, open; NULL when out of memory. */
@@ -185,7 +186,7 @@ static void settle_blocks(struct stream *st, int cpu)
 
 	while (lb->len && !lent_at(lb, 0)->holds && !lent_at(lb, 0)->open) {
 		ring_reader_give_back(st->rings, cpu, lent_at(lb, 0)->start);
-		lb->head = (lb->head + 1) % lb->cap;
+		lb->head = (lb->head + 1) & (lb->cap - 1);
 		lb->len--;
 	}
 }
