@@ -400,7 +400,7 @@ __noinline int stage_flush(__u32 cpu)
 	struct kmt_cpu_counters *cc;
 	struct kmt_loss *lost;
 	struct stages *all;
-	bool gone = false, stored = false;
+	bool gone = false, group_ends = false;
 	void *ring;
 
 	if (cpu >= KMT_MAX_CPUS)
@@ -450,7 +450,9 @@ __noinline int stage_flush(__u32 cpu)
 			bytes += span.event_bytes;
 			tasks += span.tasks;
 		} else if (n && flight) {
-			stored = true;
+			/* The store's next block starts a group. */
+			if (!(cc->flight_head & (flight_group_blocks - 1)))
+				group_ends = true;
 		} else if (n && flags == BPF_RB_FORCE_WAKEUP) {
 			cc->records = 0;
 			flags = BPF_RB_NO_WAKEUP;
@@ -480,9 +482,9 @@ __noinline int stage_flush(__u32 cpu)
 		__sync_fetch_and_add(&lost->bytes, bytes);
 		__sync_fetch_and_add(&lost->names, tasks);
 	}
-	/* --flight: every block of the store describes its tasks and caches
-	 * (flight.bpf.h). */
-	if (gone || (flight && stored))
+	/* --flight: every group of the store's blocks describes its tasks
+	 * and caches (flight.bpf.h). */
+	if (gone || (flight && group_ends))
 		forget_described();
 	return 0;
 }

@@ -71,6 +71,7 @@ struct flight {
 	struct mode mode;
 	unsigned long long store_size; /* bytes per CPU: -b, or the rings' rule */
 	__u32 blocks;                  /* per CPU */
+	__u32 group;                   /* blocks of a group: flight_group_blocks */
 	unsigned char *store;          /* the mmap'ed flight_store, during a dump */
 	struct kmt_flight_slot *slots; /* and flight_slots */
 	size_t store_len, slots_len;
@@ -93,6 +94,19 @@ struct flight {
 	struct flight_threshold threshold;
 	unsigned long long next_threshold_ns, threshold_fired;
 };
+
+/* Blocks a group of the store holds (flight.bpf.h): 16, or for a small
+ * store the largest power of two at most an eighth of it. */
+#define GROUP_BLOCKS_MAX 16
+
+static __u32 group_blocks(__u32 blocks)
+{
+	__u32 group = GROUP_BLOCKS_MAX;
+
+	while (group > 1 && group > blocks / 8)
+		group /= 2;
+	return group;
+}
 
 static struct flight *flight_of(struct mode *m)
 {
@@ -148,6 +162,7 @@ static struct mode *flight_create(struct session *s)
 	f->blocks = f->store_size / sizeof(struct kmt_flight_block);
 	if (f->blocks < 4)
 		f->blocks = 4;
+	f->group = group_blocks(f->blocks);
 	/* Said now rather than at the first trigger. */
 	if (mkdir(env->output_dir, 0700) && errno != EEXIST) {
 		session_fail(s, "cannot create %s: %s", env->output_dir, strerror(errno));
@@ -203,6 +218,7 @@ static void flight_configure(struct mode *m, struct kmemsnoop_bpf *skel)
 	skel->rodata->flight = true;
 	skel->rodata->filtered_free_classes = s->env->events;
 	skel->rodata->flight_blocks_per_cpu = f->blocks;
+	skel->rodata->flight_group_blocks = f->group;
 	skel->rodata->flight_nowarn_gfp = gfp_names_mask(f->gfp, "__GFP_NOWARN");
 	skel->rodata->oom_victim_is_task = oom_arg_is_task(s->vmlinux);
 	bpf_map__set_max_entries(skel->maps.flight_store, f->blocks * s->ncpus);
@@ -363,8 +379,8 @@ static size_t block_index(const struct flight *f, int cpu, unsigned long long se
 }
 
 /* Blocks a CPU may add between the look that sizes the copy and the
- * copy: room for them too. */
-#define SLACK_BLOCKS 8
+ * copy: room for them too, and for a group's blocks before the first. */
+#define SLACK_BLOCKS (8 + GROUP_BLOCKS_MAX)
 
 /* The oldest block of cpu's not dumped yet that the store still holds. */
 static unsigned long long first_to_copy(const struct flight *f, int cpu, unsigned long long head)
@@ -441,21 +457,53 @@ static bool copy_block(const struct flight *f, int cpu, unsigned long long seq,
 }
 
 /*
+ * Where cpu's copy starts, at a group's first block (the first to
+ * describe what its events name): *seq, the first block not dumped yet,
+ * when it starts a group; else its group's first block, whose blocks
+ * before *seq only describe (an earlier dump has their events), while the
+ * store still holds it; else (overwritten) the next group's, *seq moved
+ * there.  Blocks from the start to *seq: *describe_blocks.
+ */
+static unsigned long long copy_start(const struct flight *f, unsigned long long head,
+				     unsigned long long *seq, unsigned long long *describe_blocks)
+{
+	unsigned long long oldest = head > f->blocks ? head - f->blocks : 0;
+	unsigned long long start = *seq - *seq % f->group;
+
+	*describe_blocks = 0;
+	if (start == *seq)
+		return start;
+	if (start >= oldest) {
+		*describe_blocks = *seq - start;
+		return start;
+	}
+	start += f->group;
+	*seq = start < head ? start : head;
+	return *seq;
+}
+
+/*
  * Each CPU's blocks not dumped yet that the store still holds, oldest
- * first, copied into cpus; those a writer took are counted in *lost, and
- * *went_round set when some were overwritten before the copy.
- * What does not fit the room made stays for the next dump.
+ * first, copied into cpus (after the blocks of their group before them,
+ * for what those describe: copy_start()); those a writer took are counted
+ * in *lost, and *went_round set when some were overwritten before the
+ * copy.  What does not fit the room made stays for the next dump.
  */
 static void copy_out(struct flight *f, struct flight_cpu_records *cpus, unsigned long long *lost,
 		     bool *went_round)
 {
 	for (int cpu = 0; cpu < f->mode.session->ncpus; cpu++) {
-		unsigned long long head = head_of(f, cpu), seq;
+		unsigned long long head = head_of(f, cpu), seq, at, describe_blocks;
 
 		seq = first_to_copy(f, cpu, head);
 		/* Blocks since the dump before were overwritten. */
 		if (seq > f->next_seq[cpu])
 			*went_round = true;
+		at = copy_start(f, head, &seq, &describe_blocks);
+		for (; describe_blocks && at < seq; at++)
+			if (!copy_block(f, cpu, at, &cpus[cpu]))
+				break;
+		cpus[cpu].describe_only = cpus[cpu].len;
 		for (; seq < head; seq++) {
 			if (cpus[cpu].len + KMT_FLIGHT_DATA > cpus[cpu].cap)
 				break;

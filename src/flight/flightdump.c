@@ -73,6 +73,15 @@ static bool before_window(const struct flight_dump *d, const struct kmt_glance *
 	       g->timestamp + d->window_ns < d->at_ns;
 }
 
+/* An event of the blocks copied for what they describe (left bytes of
+ * the CPU's records to go): left out. */
+static bool describe_only(const struct flight_dump *d, int cpu, size_t left,
+			  const struct kmt_glance *g)
+{
+	return g->event_id <= KMT_EVENT_FREE &&
+	       d->cpu[cpu].len - left < d->cpu[cpu].describe_only;
+}
+
 /* One CPU's records into the sink.  0, or -1 with the reason in err. */
 static int write_cpu(struct sink *sk, const struct flight_dump *d, int cpu,
 		     struct flight_dump_result *res, char *err, size_t err_size)
@@ -89,6 +98,11 @@ static int write_cpu(struct sink *sk, const struct flight_dump *d, int cpu,
 			snprintf(err, err_size, "CPU %d's records in the store are damaged "
 						"after %zu bytes", cpu, d->cpu[cpu].len - left);
 			return -1;
+		}
+		if (describe_only(d, cpu, left, &g)) {
+			p += g.event_size;
+			left -= g.event_size;
+			continue;
 		}
 		if (g.event_id <= KMT_EVENT_FREE && g.has_time &&
 		    (!res->oldest_ns || g.timestamp < res->oldest_ns))

@@ -17,6 +17,9 @@ struct rec_header;
 struct flight_cpu_records {
 	unsigned char *data;
 	size_t len, cap;
+	/* The first bytes of data whose events are left out: blocks copied
+	 * for what they describe only (an earlier dump has their events). */
+	size_t describe_only;
 };
 
 struct flight_dump {

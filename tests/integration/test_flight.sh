@@ -174,6 +174,54 @@ signal_tests() {
 }
 signal_tests
 
+# A process alive across two dumps: its frees, in the second, are named
+# (comm-pid), though the record that describes it was written before the
+# first dump: a dump starts at the first block of a group (the blocks of
+# a group after the first describe nothing the group described already),
+# and the blocks of that group an earlier dump had are in it again for
+# what they describe, not for their events.  Pinned to one CPU (where
+# taskset is): each CPU describes a task on its own, and frees on another
+# CPU would describe it there afresh.
+across_test() {
+	local dir=$WORK/acr pid d2 frees named earlier wl=$WORKLOAD
+	if command -v taskset >/dev/null; then
+		wl=$WORK/acr-pinned
+		printf '#!/bin/sh\nexec taskset -c 0 "%s" "$@"\n' "$WORKLOAD" >"$wl"
+		chmod +x "$wl"
+	fi
+	if ! ks_start acr --flight -o "$dir" -c workload; then
+		fail flight.named_across "$(ks_start_fail_why acr)"
+		return
+	fi
+	if ! WORKLOAD=$wl wl_start wacr msg-hold "$SIZE_A" "$MSG_A"; then
+		fail flight.named_across "the workload did not start: $(head -c 200 "$WORK/wacr.werr")"
+		ks_stop acr
+		return
+	fi
+	pid=${WL_PID[wacr]}
+	wl_go wacr
+	wait_for "$WORK/wacr.wout" '^held$' 20
+	kill -USR1 "${KS_PID[acr]}"
+	wait_dumps acr 1
+	wl_go wacr # receives (frees) and removes its messages
+	wl_wait wacr
+	kill -USR1 "${KS_PID[acr]}"
+	wait_dumps acr 2
+	ks_stop acr
+	d2=$(dumps_said acr | sed -n 2p)
+	if [ -z "$d2" ]; then
+		fail flight.named_across "no second dump: $(first_lines 3 <"$(ks_err acr)")"
+		return
+	fi
+	"$KMEMSNOOP" -i "$d2" >"$WORK/acr.txt" 2>/dev/null
+	frees=$(grep -c ' kfree: call_site=free_msg' "$WORK/acr.txt")
+	named=$(grep -cE -- " workload-$pid +\[[0-9]+\] +[0-9.]+: kfree: call_site=free_msg" "$WORK/acr.txt")
+	earlier=$(grep -c ' kmalloc: call_site=load_msg' "$WORK/acr.txt")
+	[ "$frees" = "$MSG_A" ] && [ "$named" = "$MSG_A" ] && [ "$earlier" = 0 ]
+	check $? flight.named_across "second dump: $frees free_msg kfrees, $named of them named workload-$pid (want $MSG_A, $MSG_A), $earlier load_msg kmallocs of the first dump (want 0): $(grep -m1 'call_site=free_msg' "$WORK/acr.txt")"
+}
+across_test
+
 window_test() {
 	local dir=$WORK/win pa pb d a b
 	if ! ks_start win --flight=1 -o "$dir" -c workload; then
