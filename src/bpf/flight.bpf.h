@@ -14,11 +14,11 @@
  * afresh (forget_described()): the oldest blocks of a dump lost what came
  * before them, so a dump starts at a group's first block, which describes
  * the tasks and caches its group's events name (but for a record that
- * straddles the block before).  Afresh in every block, the descriptions
- * cost 13-14 ns per event on open/close (bpf_stats); once a group, an
- * eighth of the store at most, they cost a sixteenth of that, and a dump
- * that must start at a group leaves out fewer than a group of its oldest
- * blocks.
+ * straddles the block before).  Repeated in every block, the descriptions
+ * cost 13-14 ns per event on open/close (bpf_stats); once per group of 16
+ * blocks (fewer in a small store: a group is an eighth of it at most),
+ * about a sixteenth of that.  A dump that must start at a group leaves out
+ * fewer than a group of its oldest blocks.
  *
  * Triggers seen here (an OOM kill, a failed allocation) go to user space
  * through flight_triggers, one at a time: a trigger while one is pending
@@ -77,9 +77,10 @@ struct {
  * CPU; after a group's last block it starts the CPU's descriptions
  * afresh.  Inlined, with as little kept across its helper calls as can
  * be, and the copy a helper's (bpf_map_update_elem() copies a whole block
- * from data, which the stage level's room after it allows): a call to a function of ours under
- * stage_flush(), or a larger stage_flush(), would pass the 512 bytes of
- * stack that the bulk programs' chain of calls may take on 6.1.
+ * from data, which the stage level's room after it allows): a call to a
+ * function of ours under stage_flush(), or a larger stage_flush(), would
+ * pass the 512 bytes of stack that the bulk programs' chain of calls may
+ * take on 6.1.
  */
 static __always_inline long flight_store_block(struct kmt_cpu_counters *cc, void *data, __u32 n)
 {

@@ -459,24 +459,19 @@ static bool copy_block(const struct flight *f, int cpu, unsigned long long seq,
 /*
  * Where cpu's copy starts, at a group's first block (the first to
  * describe what its events name): *seq, the first block not dumped yet,
- * when it starts a group; else its group's first block, whose blocks
- * before *seq only describe (an earlier dump has their events), while the
- * store still holds it; else (overwritten) the next group's, *seq moved
- * there.  Blocks from the start to *seq: *describe_blocks.
+ * when it starts a group; else its group's first block while the store
+ * still holds it (the blocks from there to *seq only describe: an earlier
+ * dump has their events); else (overwritten) the next group's, *seq moved
+ * there.
  */
 static unsigned long long copy_start(const struct flight *f, unsigned long long head,
-				     unsigned long long *seq, unsigned long long *describe_blocks)
+				     unsigned long long *seq)
 {
 	unsigned long long oldest = head > f->blocks ? head - f->blocks : 0;
 	unsigned long long start = *seq - *seq % f->group;
 
-	*describe_blocks = 0;
-	if (start == *seq)
+	if (start >= oldest)
 		return start;
-	if (start >= oldest) {
-		*describe_blocks = *seq - start;
-		return start;
-	}
 	start += f->group;
 	*seq = start < head ? start : head;
 	return *seq;
@@ -493,14 +488,14 @@ static void copy_out(struct flight *f, struct flight_cpu_records *cpus, unsigned
 		     bool *went_round)
 {
 	for (int cpu = 0; cpu < f->mode.session->ncpus; cpu++) {
-		unsigned long long head = head_of(f, cpu), seq, at, describe_blocks;
+		unsigned long long head = head_of(f, cpu), seq, at;
 
 		seq = first_to_copy(f, cpu, head);
 		/* Blocks since the dump before were overwritten. */
 		if (seq > f->next_seq[cpu])
 			*went_round = true;
-		at = copy_start(f, head, &seq, &describe_blocks);
-		for (; describe_blocks && at < seq; at++)
+		at = copy_start(f, head, &seq);
+		for (; at < seq; at++)
 			if (!copy_block(f, cpu, at, &cpus[cpu]))
 				break;
 		cpus[cpu].describe_only = cpus[cpu].len;

@@ -14,8 +14,9 @@
 # A lost block takes the task records in it with it, and the tasks must be
 # described again after it: with the same small ring, traced whole and
 # stopped, a first workload fills CPU 0's ring; a second one, started on
-# CPU 0 then, loses its first records, its task record among them, and goes
-# on once kmemsnoop does.  Its events after that must bear its name.
+# CPU 0 then, loses its first records, its task record among them, holds
+# a message until kmemsnoop goes on, then opens and closes again.  Its
+# events after that must bear its name.
 #
 # vmtest: in x86/newest: a full BPF ring loses blocks alike on every kernel;
 # 7.x holds a stage level with preemption off.
@@ -80,7 +81,8 @@ check $? lost_o.names "$others of $lines lines are not named workload-$PID, e.g.
 
 described_again() {
 	local g named unnamed
-	if ! wl_start f openclose "$N" || ! wl_start g openclose $((N * 10)); then
+	if ! wl_start f openclose "$N" ||
+		! wl_start g openclose $((N * 10)) + msg-hold 100 1 + openclose "$N"; then
 		fail lost_o.described_again "the workloads did not start: $(head -c 200 "$WORK/f.werr" "$WORK/g.werr")"
 		return
 	fi
@@ -99,9 +101,13 @@ described_again() {
 	fi
 	kill -STOP "${KS_PID[k2]}"
 	wl_run f
+	# Its first part may end before kmemsnoop goes on (in 0.15 s on a
+	# fast machine): the rest waits for it.
 	wl_go g
-	nap 0.3
+	wait_for "$WORK/g.wout" '^held$' 120
 	kill -CONT "${KS_PID[k2]}"
+	nap 0.3
+	wl_go g
 	wl_wait g
 	ks_stop k2
 	timeout -k 5 60 "$KMEMSNOOP" -i "$WORK/kmt2" >"$WORK/decoded2" 2>"$WORK/decoded2.err"
