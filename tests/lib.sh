@@ -812,6 +812,14 @@ ks_check_stop() {
 
 # ---------------------------------------------------------------- workload
 
+# pinned_workload CPU: a script that runs the workload on CPU only, from
+# its first instruction (taskset), as WORKLOAD=PATH for wl_start; its path.
+pinned_workload() {
+	local path=$WORK/pinned$1
+	printf '#!/bin/sh\nexec taskset -c %s "%s" "$@"\n' "$1" "$WORKLOAD" >"$path" &&
+		chmod +x "$path" && echo "$path"
+}
+
 # wl_start ID ARGS...: start "workload --wait ARGS" with stdin on a FIFO
 # and wait until it prints its pid (WL_PID[ID]).  It then blocks until
 # wl_go.  Status 1 when it did not get there within 10 seconds.

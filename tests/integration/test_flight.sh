@@ -184,11 +184,7 @@ signal_tests
 # CPU would describe it there afresh.
 across_test() {
 	local dir=$WORK/acr pid d2 frees named earlier wl=$WORKLOAD
-	if command -v taskset >/dev/null; then
-		wl=$WORK/acr-pinned
-		printf '#!/bin/sh\nexec taskset -c 0 "%s" "$@"\n' "$WORKLOAD" >"$wl"
-		chmod +x "$wl"
-	fi
+	command -v taskset >/dev/null && wl=$(pinned_workload 0)
 	if ! ks_start acr --flight -o "$dir" -c workload; then
 		fail flight.named_across "$(ks_start_fail_why acr)"
 		return

@@ -53,10 +53,8 @@ command -v taskset >/dev/null || skip_all "no taskset to pin the workload to CPU
 trap 'echo 1 >"$CPU1" 2>/dev/null; cleanup' EXIT
 
 # The workloads, pinned to CPU 0 and CPU 1 from their first instruction.
-for cpu in 0 1; do
-	printf '#!/bin/sh\nexec taskset -c %s "%s" "$@"\n' $cpu "$WORKLOAD" >"$WORK/pinned$cpu"
-	chmod +x "$WORK/pinned$cpu"
-done
+pinned_workload 0 >/dev/null
+pinned_workload 1 >/dev/null
 
 # wait_held ID N: until the workload has said "held" N times.
 wait_held() {
