@@ -165,8 +165,9 @@ stop_kmemsnoop() {
 	esac
 }
 
+# start_floor [--clock]
 start_floor() {
-	"$FLOOR" 2>"$tmp/floor.err" &
+	"$FLOOR" "$@" 2>"$tmp/floor.err" &
 	PID=$!
 	wait_for "$tmp/floor.err" Tracing
 }
@@ -175,11 +176,7 @@ stop_floor() { kill -INT "$PID"; wait "$PID"; COUNTS="- -"; }
 
 # The floor whose programs each read the clock: the least a tracer that
 # times every event pays.
-start_floorclock() {
-	"$FLOOR" --clock 2>"$tmp/floor.err" &
-	PID=$!
-	wait_for "$tmp/floor.err" Tracing
-}
+start_floorclock() { start_floor --clock; }
 
 stop_floorclock() { stop_floor; }
 
